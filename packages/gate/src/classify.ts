@@ -1,0 +1,192 @@
+import { BoundedCache } from './bounded-cache.js';
+import { ALL_RULES, COMPILED_SIGNAL_RULES, FactBit, Field, Flag, UNINSPECTABLE_INDEX, UNKNOWN_HOST_INDEX, holds, type ClauseInput } from './field-matchers.js';
+import { dequoteShell } from './normalize.js';
+import { DEFAULT_CONFIG, type GateConfig } from './options.js';
+import { PATTERN_RULES, URL_AUTHORITY, type PatternRule } from './pattern-rules.js';
+import { readProposal, type ProposalViews } from './proposal-views.js';
+import { CRISIS_SUPPORT_COMPANIONS } from './signal-rules.js';
+import type { DecideContext, Proposal, Tier } from './types.js';
+
+/** What the classifier found: the tier, the risk score and the rules behind them. */
+export interface Classification {
+  /** Highest tier of the rules that fired; 0 when none did. */
+  readonly tier: Tier;
+  /** Sum of the weights of the rules that fired. */
+  readonly risk: number;
+  /** Ids of the rules that fired, in table order (pattern rules first). */
+  readonly rules: readonly string[];
+  /** A clearly destructive pattern fired (blocked with RCE_RISK). */
+  readonly destructive: boolean;
+  /** A crisis support action, with nothing else about it that needs a human. */
+  readonly crisisSupport: boolean;
+  /** A crisis decision action. */
+  readonly crisisDecision: boolean;
+}
+
+/** Recipients that are not "other people": nobody, the user being served, the agent itself. */
+const SELF_RECIPIENTS: ReadonlySet<string> = new Set([
+  '', '-', 'none', 'null', 'nil', 'n/a', 'na', 'nobody', 'no one', 'self', 'me', 'myself', 'user', 'the user', 'current user',
+  'current-user', 'current_user', 'end user', 'end-user', 'requester', 'requestor', 'caller',
+]);
+
+const CRISIS_SUPPORT_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'crisis.support');
+const CRISIS_DECISION_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'crisis.decision');
+const SUPPORT_COMPANION = Uint8Array.from(ALL_RULES, (rule) => (CRISIS_SUPPORT_COMPANIONS.has(rule.id) ? 1 : 0));
+
+/**
+ * Scratch of one classification: decide() is synchronous and never
+ * re-entered, so one module-level instance serves every call.
+ */
+const input: ClauseInput = { masks: new Int32Array(8), flags: 0, action: '', fired: new Uint8Array(ALL_RULES.length) };
+const tally = { tier: 0 as Tier, risk: 0, destructive: false };
+const NET_FETCH_INDEX = PATTERN_RULES.findIndex((rule) => rule.id === 'pattern.net_fetch');
+
+function fire(index: number, out: string[]): void {
+  if (input.fired[index] === 1) return;
+  const rule = ALL_RULES[index] as (typeof ALL_RULES)[number];
+  input.fired[index] = 1;
+  out.push(rule.id);
+  if (rule.tier > tally.tier) tally.tier = rule.tier;
+  tally.risk += rule.weight;
+  if (rule.block === true) tally.destructive = true;
+}
+
+/** Pattern rules that fire on a command (normal form), by index; remembered per distinct command. */
+function matchPatterns(kind: 'shell' | 'sql', normal: string): readonly number[] {
+  const dequoted = dequoteShell(normal);
+  const fired: number[] = [];
+  for (let i = 0; i < PATTERN_RULES.length; i++) {
+    const rule = PATTERN_RULES[i] as PatternRule;
+    if (kind === 'sql' && rule.on !== 'sql') continue;
+    if (patternMatches(rule, normal) || (dequoted !== normal && patternMatches(rule, dequoted))) fired.push(i);
+  }
+  return fired;
+}
+const shellPatternMemo = new BoundedCache<readonly number[]>(16_384, 1024);
+const sqlPatternMemo = new BoundedCache<readonly number[]>(16_384, 1024);
+const matchShell = (normal: string): readonly number[] => matchPatterns('shell', normal);
+const matchSql = (normal: string): readonly number[] => matchPatterns('sql', normal);
+
+function patternMatches(rule: PatternRule, text: string): boolean {
+  for (const hint of rule.hints) if (text.indexOf(hint) !== -1) return rule.pattern.test(text);
+  return false;
+}
+
+/** True when a URL in `command` names a host outside `known`, or when no URL can be read at all. */
+function reachesUnknownHost(command: string, known: ReadonlySet<string>): boolean {
+  URL_AUTHORITY.lastIndex = 0;
+  let found = false;
+  for (let m = URL_AUTHORITY.exec(command); m !== null; m = URL_AUTHORITY.exec(command)) {
+    found = true;
+    let host = m[1] ?? '';
+    const at = host.lastIndexOf('@');
+    if (at !== -1) host = host.slice(at + 1);
+    if (host.startsWith('[')) {
+      const close = host.indexOf(']');
+      host = host.slice(1, close === -1 ? undefined : close);
+    } else {
+      const colon = host.indexOf(':');
+      if (colon !== -1) host = host.slice(0, colon);
+    }
+    if (host.endsWith('.')) host = host.slice(0, -1);
+    if (!isKnownHost(host, known)) return true;
+  }
+  return !found;
+}
+
+function isKnownHost(host: string, known: ReadonlySet<string>): boolean {
+  if (known.has(host)) return true;
+  for (const k of known) if (host.length > k.length && host.endsWith(k) && host.charCodeAt(host.length - k.length - 1) === 46) return true;
+  return false;
+}
+
+/** True when `words` contains the word sequence `needle` (both in word form). */
+function containsWords(words: string, needle: string): boolean {
+  if (needle === '') return false;
+  for (let at = words.indexOf(needle); at !== -1; at = words.indexOf(needle, at + 1)) {
+    const end = at + needle.length;
+    if ((at === 0 || words.charCodeAt(at - 1) === 32) && (end === words.length || words.charCodeAt(end) === 32)) return true;
+  }
+  return false;
+}
+
+function namesOther(names: readonly string[], self: string): boolean {
+  for (const name of names) if (name !== self) return true;
+  return false;
+}
+
+/** Flag bits of a proposal (signal-rules.ts, SignalFlag). */
+function flagsOf(views: ProposalViews, crisis: boolean): number {
+  const self = views.agent.name;
+  const recipient = views.recipient.normal;
+  let flags = 0;
+  if (SELF_RECIPIENTS.has(recipient) || (recipient !== '' && (recipient === views.agent.normal || recipient === self))) flags |= Flag.recipientIsSelf;
+  if ((views.target.mask & FactBit.targetSelfWords) !== 0 || containsWords(views.target.word, views.agent.nameWords)) flags |= Flag.targetNamesSelf;
+  if (namesOther(views.target.agentNames, self) || namesOther(views.args.agentNames, self)) flags |= Flag.namesOtherAgent;
+  if (crisis) flags |= Flag.crisisMode;
+  return flags;
+}
+
+/**
+ * Runs every rule over one proposal and appends the ids of those that fire
+ * to `out` (the decision's reasons), in table order; the result's `rules` is
+ * `out` itself. The internal form of {@link classify}, used by decide().
+ */
+export function classifyInto(out: string[], proposal: Partial<Proposal>, context: Partial<DecideContext>, config: GateConfig): Classification {
+  const views = readProposal(proposal, context.environment);
+  const fired = input.fired;
+  fired.fill(0);
+  tally.tier = 0;
+  tally.risk = 0;
+  tally.destructive = false;
+
+  // Pattern rules: commands of execution tools, statements of database tools.
+  if (views.command !== '') {
+    const indexes = views.execTool ? shellPatternMemo.get(views.command, matchShell) : sqlPatternMemo.get(views.command, matchSql);
+    for (const index of indexes) fire(index, out);
+    if (fired[NET_FETCH_INDEX] === 1 && reachesUnknownHost(dequoteShell(views.command), config.knownHosts)) fire(UNKNOWN_HOST_INDEX, out);
+  }
+  if (views.uninspectable) fire(UNINSPECTABLE_INDEX, out);
+
+  // Behavioural, context and crisis rules.
+  const masks = input.masks;
+  masks[Field.tool] = views.tool.mask;
+  masks[Field.action] = views.action.mask;
+  masks[Field.target] = views.target.mask;
+  masks[Field.scope] = views.scope.mask;
+  masks[Field.recipient] = views.recipient.mask;
+  masks[Field.environment] = views.environment.mask;
+  masks[Field.argKeys] = views.argKeys.mask;
+  masks[Field.argValues] = views.args.mask;
+  input.flags = flagsOf(views, context.crisis === true);
+  input.action = views.action.word;
+  for (const compiled of COMPILED_SIGNAL_RULES) {
+    for (const alternative of compiled.alternatives) {
+      let all = true;
+      for (const clause of alternative) {
+        if (!holds(clause, input)) {
+          all = false;
+          break;
+        }
+      }
+      if (all) {
+        fire(compiled.index, out);
+        break;
+      }
+    }
+  }
+
+  let crisisSupport = fired[CRISIS_SUPPORT_INDEX] === 1;
+  if (crisisSupport) for (let i = 0; i < fired.length; i++) if (fired[i] === 1 && SUPPORT_COMPANION[i] === 0) crisisSupport = false;
+  return { tier: tally.tier, risk: tally.risk, rules: out, destructive: tally.destructive, crisisSupport, crisisDecision: fired[CRISIS_DECISION_INDEX] === 1 };
+}
+
+/**
+ * Classifies a proposal with the pattern, behavioural and context rules
+ * (tables in pattern-rules.ts and signal-rules.ts). Reads the tool, the five
+ * operation fields, the arguments and `context.environment` /
+ * `context.crisis`, all normalised first; never the query or the labels.
+ */
+export function classify(proposal: Proposal, context: DecideContext = {}, config: GateConfig = DEFAULT_CONFIG): Classification {
+  return classifyInto([], proposal, context, config);
+}

@@ -1,0 +1,15 @@
+export { decide, PRECEDENCE } from './decide.js';
+export { initialState, evolve, grantFromScenario, grantStatus, isActive, findGrants } from './grants.js';
+export type { GateState, GrantRecord, GrantStatus, ScenarioGrant, GrantFindings } from './grants.js';
+export { classify } from './classify.js';
+export type { Classification } from './classify.js';
+export { normalizeText, wordForm, dequoteShell } from './normalize.js';
+export { DEFAULT_CHANNEL_THRESHOLDS, DEFAULT_KNOWN_HOSTS, DEFAULT_GRANT_TIER, resolveConfig } from './options.js';
+export type { GateOptions, GateConfig } from './options.js';
+export { PATTERN_RULES, UNKNOWN_HOST_RULE, UNINSPECTABLE_RULE } from './pattern-rules.js';
+export type { PatternRule } from './pattern-rules.js';
+export { SIGNAL_RULES, CRISIS_SUPPORT_ACTIONS, CRISIS_DECISION_ACTIONS } from './signal-rules.js';
+export type { SignalRule, SignalClause, SignalField, SignalFlag } from './signal-rules.js';
+export type { Rule, RuleKind } from './rule.js';
+export { Tier, Outcome, CHANNELS } from './types.js';
+export type { AuthorityEvent, Proposal, DecideContext, DecideCommand, GateDecision, Channel } from './types.js';

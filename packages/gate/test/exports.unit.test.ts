@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as gate from '../src/index.js';
+
+test('the package exports exactly these names', () => {
+  assert.deepEqual(Object.keys(gate).sort(), [
+    'CHANNELS',
+    'CRISIS_DECISION_ACTIONS',
+    'CRISIS_SUPPORT_ACTIONS',
+    'DEFAULT_CHANNEL_THRESHOLDS',
+    'DEFAULT_GRANT_TIER',
+    'DEFAULT_KNOWN_HOSTS',
+    'Outcome',
+    'PATTERN_RULES',
+    'PRECEDENCE',
+    'SIGNAL_RULES',
+    'Tier',
+    'UNINSPECTABLE_RULE',
+    'UNKNOWN_HOST_RULE',
+    'classify',
+    'decide',
+    'dequoteShell',
+    'evolve',
+    'findGrants',
+    'grantFromScenario',
+    'grantStatus',
+    'initialState',
+    'isActive',
+    'normalizeText',
+    'resolveConfig',
+    'wordForm',
+  ]);
+});
+
+test('rule ids are unique across the tables', () => {
+  const ids = [...gate.PATTERN_RULES, gate.UNKNOWN_HOST_RULE, gate.UNINSPECTABLE_RULE, ...gate.SIGNAL_RULES].map((r) => r.id);
+  assert.equal(new Set(ids).size, ids.length);
+});

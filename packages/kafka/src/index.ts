@@ -1,0 +1,20 @@
+export type {
+  ConsumedOffset,
+  InBatch,
+  InRecord,
+  LogBus,
+  OutRecord,
+  SubscribeOptions,
+  Subscription,
+  TopicSpec,
+  TransactionalWriter,
+} from './log-bus.js';
+export { WriterFencedError, UNREACHABLE_CODE } from './errors.js';
+export { DEFAULT_BROKERS, brokersFromEnv } from './brokers.js';
+export { createKafkaBus } from './kafkajs/bus.js';
+export type { KafkaBusOptions } from './kafkajs/bus.js';
+export type { LogLevelName } from './kafkajs/logging.js';
+export { LedgerTopic, refusalTopicName } from './topic-names.js';
+export { ledgerTopics } from './ledger-topics.js';
+export { loadTopicConfig, parseTopicConfig } from './topic-config.js';
+export type { TopicConfig, TopicSettings } from './topic-config.js';

@@ -1,0 +1,180 @@
+import { LedgerError } from '@agent-ledger/refusals';
+import { Kafka } from 'kafkajs';
+import type { Admin, Producer } from 'kafkajs';
+import { UNREACHABLE_CODE, invalidArgument } from '../errors.js';
+import type { InRecord, LogBus, OutRecord, SubscribeOptions, Subscription, TopicSpec, TransactionalWriter } from '../log-bus.js';
+import { fromKafkaError } from './errors.js';
+import { kafkaLogLevel, ledgerLogCreator, type LogLevelName } from './logging.js';
+import { PartitionCounts } from './partition-counts.js';
+import { producerSettings } from './producer-settings.js';
+import { quietly } from './quietly.js';
+import { readRange } from './range-reader.js';
+import { toTopicMessages } from './records.js';
+import { KafkajsSubscription } from './subscription.js';
+import { endOffsets, ensureTopics, partitionCounts } from './topic-admin.js';
+import { KafkajsTransactionalWriter } from './writer.js';
+
+/** How to reach the cluster. */
+export interface KafkaBusOptions {
+  /** Bootstrap brokers, `host:port`. */
+  readonly brokers: readonly string[];
+  /** Names this process to the brokers; also prefixes the throwaway groups of `readRange`. */
+  readonly clientId: string;
+  /** kafkajs's log level; `LEDGER_LOG_LEVEL`, else `error`, when absent. */
+  readonly logLevel?: LogLevelName;
+}
+
+function closedError(): LedgerError {
+  return new LedgerError(UNREACHABLE_CODE, 'the log bus is closed');
+}
+
+/** The kafkajs 2.2.4 adapter of `LogBus`. */
+class KafkajsBus implements LogBus {
+  readonly #clientId: string;
+  /**
+   * A fresh kafkajs client. Each writer gets its own: kafkajs keeps one
+   * "committed offsets" map per client, shared by its consumers, and a
+   * transaction's sendOffsets marks offsets there before the transaction
+   * commits. Kept apart, a writer's aborted transaction cannot move a
+   * consumer's idea of its group's position.
+   */
+  readonly #newKafka: () => Kafka;
+  readonly #kafka: Kafka;
+  readonly #partitions: PartitionCounts;
+  readonly #writers = new Set<KafkajsTransactionalWriter>();
+  readonly #subscriptions = new Set<KafkajsSubscription>();
+  #admin: Promise<Admin> | undefined;
+  #publisher: Promise<Producer> | undefined;
+  #closing: Promise<void> | undefined;
+  /** Set once subscriptions and writers are done, just before the admin client disconnects. */
+  #adminRetired = false;
+
+  constructor(options: KafkaBusOptions) {
+    this.#clientId = options.clientId;
+    const level = kafkaLogLevel(options.logLevel);
+    const brokers = [...options.brokers];
+    this.#newKafka = () => new Kafka({ clientId: options.clientId, brokers, logLevel: level, logCreator: ledgerLogCreator() });
+    this.#kafka = this.#newKafka();
+    this.#partitions = new PartitionCounts(async (topic) => {
+      const counts = await partitionCounts(await this.#adminClient(), [topic]);
+      return counts.get(topic) ?? 0;
+    });
+  }
+
+  #open(): void {
+    if (this.#closing !== undefined) throw closedError();
+  }
+
+  /**
+   * The shared admin client, connected on first use (and again after a failed
+   * connect). Refused once it is retired, so that late clean-up (a range
+   * reader finishing after `close`) cannot open a connection nobody closes.
+   */
+  #adminClient(): Promise<Admin> {
+    if (this.#adminRetired) return Promise.reject(closedError());
+    this.#admin ??= (async () => {
+      const admin = this.#kafka.admin();
+      try {
+        await admin.connect();
+        return admin;
+      } catch (err) {
+        this.#admin = undefined;
+        throw fromKafkaError(err, 'cannot connect to the cluster');
+      }
+    })();
+    return this.#admin;
+  }
+
+  /** The shared non-transactional producer, created on first use and replaced after any failure. */
+  #publisherClient(): Promise<Producer> {
+    this.#publisher ??= (async () => {
+      const producer = this.#kafka.producer(producerSettings());
+      try {
+        await producer.connect();
+        return producer;
+      } catch (err) {
+        this.#publisher = undefined;
+        await quietly(producer.disconnect());
+        throw fromKafkaError(err, 'cannot connect the producer');
+      }
+    })();
+    return this.#publisher;
+  }
+
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    this.#open();
+    const counts = await ensureTopics(await this.#adminClient(), specs);
+    for (const [topic, count] of counts) this.#partitions.remember(topic, count);
+  }
+
+  async writer(transactionalId: string): Promise<TransactionalWriter> {
+    this.#open();
+    if (typeof transactionalId !== 'string' || transactionalId === '') throw invalidArgument('transactionalId must be a non-empty string');
+    const writer = await KafkajsTransactionalWriter.open(
+      { kafka: this.#newKafka(), partitions: this.#partitions, admin: () => this.#adminClient(), onClose: (w) => this.#writers.delete(w) },
+      transactionalId,
+    );
+    this.#writers.add(writer);
+    return writer;
+  }
+
+  async publish(records: readonly OutRecord[]): Promise<void> {
+    this.#open();
+    await this.#partitions.check(records);
+    if (records.length === 0) return;
+    const producer = await this.#publisherClient();
+    try {
+      await producer.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 });
+    } catch (err) {
+      // A fresh producer (new producer id) next time: kafkajs's sequence numbers
+      // may no longer match the broker's after a failed idempotent send.
+      this.#publisher = undefined;
+      await quietly(producer.disconnect());
+      throw fromKafkaError(err, 'publish failed');
+    }
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    this.#open();
+    const subscription = await KafkajsSubscription.start(this.#kafka, options, (s) => this.#subscriptions.delete(s));
+    this.#subscriptions.add(subscription);
+    return subscription;
+  }
+
+  readRange(topic: string, partition: number, fromOffset: string): AsyncIterable<InRecord> {
+    this.#open();
+    return readRange({ kafka: this.#kafka, admin: () => this.#adminClient(), clientId: this.#clientId }, topic, partition, fromOffset);
+  }
+
+  async endOffsets(topic: string): Promise<ReadonlyMap<number, string>> {
+    this.#open();
+    return endOffsets(await this.#adminClient(), topic);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.all([...this.#subscriptions].map((s) => quietly(s.stop())));
+      await Promise.all([...this.#writers].map((w) => quietly(w.close())));
+      this.#adminRetired = true;
+      const publisher = this.#publisher;
+      const admin = this.#admin;
+      this.#publisher = undefined;
+      this.#admin = undefined;
+      if (publisher !== undefined) await quietly(publisher.then((p) => p.disconnect()));
+      if (admin !== undefined) await quietly(admin.then((a) => a.disconnect()));
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * A `LogBus` over kafkajs 2.2.4. Connections open on first use; nothing is
+ * contacted here. Throws SCHEMA_INVALID for an empty broker list or client id.
+ */
+export function createKafkaBus(options: KafkaBusOptions): LogBus {
+  if (!Array.isArray(options.brokers) || options.brokers.length === 0 || options.brokers.some((b) => typeof b !== 'string' || b === '')) {
+    throw invalidArgument('brokers must be a non-empty list of host:port strings');
+  }
+  if (typeof options.clientId !== 'string' || options.clientId === '') throw invalidArgument('clientId must be a non-empty string');
+  return new KafkajsBus(options);
+}

@@ -1,0 +1,151 @@
+import { LedgerError } from '@agent-ledger/refusals';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { UNREACHABLE_CODE, invalidArgument } from '../errors.js';
+import type { InBatch, SubscribeOptions, Subscription } from '../log-bus.js';
+import { fromKafkaError } from './errors.js';
+import { quietly } from './quietly.js';
+import { toInRecord } from './records.js';
+
+/** How often a member heartbeats while its handler runs (kafkajs's default heartbeat interval). */
+const HEARTBEAT_MS = 3_000;
+
+/**
+ * A handler's failure as kafkajs sees it. kafkajs retries an error unless it
+ * says `retriable: false` or is a TypeError, RangeError, ReferenceError or
+ * SyntaxError, and a consumer that meets one of those crashes for good. A
+ * handler bug must not stop the ledger's consumption silently, nor let a batch
+ * be skipped, so every handler failure is retriable here.
+ */
+class HandlerFailure extends Error {
+  readonly retriable = true;
+  override readonly cause: LedgerError;
+
+  constructor(cause: LedgerError) {
+    super(cause.message);
+    this.name = 'LedgerHandlerFailure';
+    this.cause = cause;
+  }
+}
+
+function fromHandlerError(error: unknown): LedgerError {
+  if (error instanceof LedgerError) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  return new LedgerError(UNREACHABLE_CODE, `batch handler failed: ${detail}`, { cause: error, retryable: true });
+}
+
+function causedByHandler(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 16; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof HandlerFailure) return true;
+  }
+  return false;
+}
+
+function checkOptions(options: SubscribeOptions): void {
+  if (typeof options.groupId !== 'string' || options.groupId === '') throw invalidArgument('groupId must be a non-empty string');
+  if (!Array.isArray(options.topics) || options.topics.length === 0) throw invalidArgument('topics must be a non-empty array');
+  for (const topic of options.topics) if (typeof topic !== 'string' || topic === '') throw invalidArgument('every topic must be a non-empty string');
+  if (options.concurrency !== undefined && (!Number.isSafeInteger(options.concurrency) || options.concurrency < 1)) {
+    throw invalidArgument('concurrency must be a positive integer');
+  }
+}
+
+/**
+ * A kafkajs consumer group member. It reads committed records only
+ * (`readUncommitted: false`), never auto-commits, and resolves a batch's
+ * offset only after the handler succeeded, so a failed batch is fetched again.
+ */
+export class KafkajsSubscription implements Subscription {
+  readonly #consumer: Consumer;
+  readonly #onStop: (subscription: KafkajsSubscription) => void;
+  #stopping: Promise<void> | undefined;
+
+  private constructor(consumer: Consumer, onStop: (subscription: KafkajsSubscription) => void) {
+    this.#consumer = consumer;
+    this.#onStop = onStop;
+  }
+
+  /** Joins the group and starts consuming. */
+  static async start(kafka: Kafka, options: SubscribeOptions, onStop: (subscription: KafkajsSubscription) => void): Promise<KafkajsSubscription> {
+    checkOptions(options);
+    const report = (error: LedgerError, stopped: boolean): void => {
+      try {
+        options.onError?.(error, stopped);
+      } catch {
+        // onError must not throw; if it does, consumption goes on regardless.
+      }
+    };
+    const consumer = kafka.consumer({
+      groupId: options.groupId,
+      readUncommitted: false,
+      allowAutoTopicCreation: false,
+      // An idle member polls once a second: stop() waits for the fetch in
+      // flight, and a fetch returns as soon as records arrive anyway.
+      maxWaitTimeInMs: 1_000,
+      // Bounded back-off between redeliveries; after the retries kafkajs
+      // restarts the member, which fetches the group's committed offsets again.
+      retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 10_000, restartOnFailure: () => Promise.resolve(true) },
+    });
+    const subscription = new KafkajsSubscription(consumer, onStop);
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (causedByHandler(payload.error)) return; // reported when the handler failed
+      report(fromKafkaError(payload.error, `consumer group ${options.groupId} crashed`), !payload.restart);
+    });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: options.concurrency ?? 1,
+        eachBatch: (payload) => handleBatch(payload, options, report),
+      });
+    } catch (err) {
+      await quietly(consumer.disconnect());
+      throw fromKafkaError(err, `cannot join consumer group ${options.groupId}`);
+    }
+    return subscription;
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      try {
+        await this.#consumer.disconnect();
+      } finally {
+        this.#onStop(this);
+      }
+    })();
+    return this.#stopping;
+  }
+}
+
+async function handleBatch(payload: EachBatchPayload, options: SubscribeOptions, report: (error: LedgerError, stopped: boolean) => void): Promise<void> {
+  const { batch } = payload;
+  // A stale batch was fetched before a seek or a rebalance: leave it unresolved and it is fetched again.
+  if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) return;
+  const inBatch: InBatch = {
+    topic: batch.topic,
+    partition: batch.partition,
+    records: batch.messages.map((message) => toInRecord(batch.topic, batch.partition, message)),
+  };
+  // kafkajs heartbeats only between batches; a long handler would otherwise
+  // be taken for dead and its partitions reassigned mid-batch.
+  const keepAlive = setInterval(() => {
+    payload.heartbeat().catch(() => undefined);
+  }, HEARTBEAT_MS);
+  try {
+    await options.onBatch(inBatch);
+  } catch (err) {
+    const error = fromHandlerError(err);
+    report(error, false);
+    throw new HandlerFailure(error);
+  } finally {
+    clearInterval(keepAlive);
+  }
+  // lastOffset() also covers the aborted records and transaction markers kafkajs filtered out of this batch.
+  const last = batch.lastOffset();
+  payload.resolveOffset(last);
+  if (options.commitOffsets) {
+    const next = (BigInt(last) + 1n).toString();
+    await payload.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }] });
+  }
+}

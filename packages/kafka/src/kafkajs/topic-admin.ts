@@ -1,0 +1,109 @@
+import type { Admin, ITopicConfig } from 'kafkajs';
+import { integrityFailure, invalidArgument } from '../errors.js';
+import type { TopicSpec } from '../log-bus.js';
+import { fromKafkaError } from './errors.js';
+
+/** ConfigResourceTypes.TOPIC (Kafka's DescribeConfigs resource type 2); kafkajs's enum is not reachable from ESM. */
+const TOPIC_RESOURCE = 2;
+
+function checkSpecs(specs: readonly TopicSpec[]): void {
+  const names = new Set<string>();
+  for (const spec of specs) {
+    if (typeof spec.name !== 'string' || spec.name === '') throw invalidArgument('a topic name must be a non-empty string');
+    if (names.has(spec.name)) throw invalidArgument(`topic ${spec.name} is listed twice`);
+    names.add(spec.name);
+    if (!Number.isSafeInteger(spec.partitions) || spec.partitions < 1) throw invalidArgument(`topic ${spec.name}: partitions must be a positive integer`);
+    if (spec.replicationFactor !== undefined && (!Number.isSafeInteger(spec.replicationFactor) || spec.replicationFactor < 1)) {
+      throw invalidArgument(`topic ${spec.name}: replicationFactor must be a positive integer`);
+    }
+    for (const [name, value] of Object.entries(spec.config ?? {})) {
+      if (typeof value !== 'string') throw invalidArgument(`topic ${spec.name}: setting ${name} must be a string`);
+    }
+  }
+}
+
+function toCreateRequest(spec: TopicSpec): ITopicConfig {
+  return {
+    topic: spec.name,
+    numPartitions: spec.partitions,
+    ...(spec.replicationFactor === undefined ? {} : { replicationFactor: spec.replicationFactor }),
+    configEntries: Object.entries(spec.config ?? {}).map(([name, value]) => ({ name, value })),
+  };
+}
+
+/**
+ * Creates the missing topics, then checks every listed topic as the cluster
+ * now has it (so a topic another process created at the same moment is
+ * checked too). Returns the partition counts it saw.
+ */
+export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): Promise<ReadonlyMap<string, number>> {
+  checkSpecs(specs);
+  if (specs.length === 0) return new Map();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = specs.filter((spec) => !existing.has(spec.name));
+    // createTopics resolves false when another process created them first; the checks below cover that case.
+    if (missing.length > 0) await admin.createTopics({ topics: missing.map(toCreateRequest), waitForLeaders: true });
+  } catch (err) {
+    throw fromKafkaError(err, 'cannot create topics');
+  }
+
+  const counts = await partitionCounts(admin, specs.map((spec) => spec.name));
+  const problems: string[] = [];
+  for (const spec of specs) {
+    const count = counts.get(spec.name);
+    if (count !== spec.partitions) problems.push(`${spec.name} has ${count ?? 'no'} partitions, the ledger needs ${spec.partitions}`);
+  }
+  problems.push(...(await settingMismatches(admin, specs)));
+  if (problems.length > 0) throw integrityFailure(`topics do not match the ledger's configuration: ${problems.join('; ')}`);
+  return counts;
+}
+
+/** Partition counts of `topics` as the cluster's metadata has them. */
+export async function partitionCounts(admin: Admin, topics: readonly string[]): Promise<Map<string, number>> {
+  try {
+    const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
+    return new Map(metadata.map((topic) => [topic.name, topic.partitions.length]));
+  } catch (err) {
+    throw fromKafkaError(err, `cannot read the metadata of ${topics.join(', ')}`);
+  }
+}
+
+/**
+ * Listed settings whose value on the cluster differs. A ledger topic whose
+ * retention someone shortened loses history, so it is refused like a wrong
+ * partition count; settings the spec does not list are not looked at.
+ */
+async function settingMismatches(admin: Admin, specs: readonly TopicSpec[]): Promise<string[]> {
+  const withSettings = specs.filter((spec) => Object.keys(spec.config ?? {}).length > 0);
+  if (withSettings.length === 0) return [];
+  let described: Awaited<ReturnType<Admin['describeConfigs']>>;
+  try {
+    described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: withSettings.map((spec) => ({ type: TOPIC_RESOURCE, name: spec.name, configNames: Object.keys(spec.config ?? {}) })),
+    });
+  } catch (err) {
+    throw fromKafkaError(err, 'cannot read topic settings');
+  }
+  const problems: string[] = [];
+  for (const spec of withSettings) {
+    const resource = described.resources.find((r) => r.resourceName === spec.name);
+    for (const [name, wanted] of Object.entries(spec.config ?? {})) {
+      const actual = resource?.configEntries.find((entry) => entry.configName === name)?.configValue;
+      if (actual !== wanted) problems.push(`${spec.name} has ${name}=${actual ?? '(unset)'}, the ledger needs ${wanted}`);
+    }
+  }
+  return problems;
+}
+
+/** Per partition, the last stable offset (see `partitionBounds` in range-reader.ts for why it is the LSO). */
+export async function endOffsets(admin: Admin, topic: string): Promise<ReadonlyMap<number, string>> {
+  if (typeof topic !== 'string' || topic === '') throw invalidArgument('topic must be a non-empty string');
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return new Map(offsets.map((entry) => [entry.partition, entry.offset]));
+  } catch (err) {
+    throw fromKafkaError(err, `cannot read the offsets of ${topic}`);
+  }
+}

@@ -1,0 +1,177 @@
+import { LedgerError } from '@agent-ledger/refusals';
+import type { Admin, Kafka, Producer, RecordMetadata, Transaction } from 'kafkajs';
+import { UNREACHABLE_CODE, WriterFencedError, invalidArgument } from '../errors.js';
+import type { ConsumedOffset, OutRecord, TransactionalWriter } from '../log-bus.js';
+import { checkPartition, parseOffset } from '../offsets.js';
+import { fromKafkaError, isFencing } from './errors.js';
+import type { PartitionCounts } from './partition-counts.js';
+import { producerSettings } from './producer-settings.js';
+import { quietly } from './quietly.js';
+import { toTopicMessages } from './records.js';
+import { awaitVisible, writtenOffsets } from './visibility.js';
+
+type WriterState = 'open' | 'fenced' | 'closed';
+
+/** What a writer uses of its bus. */
+export interface WriterDeps {
+  /** A kafkajs client of the writer's own (see the bus for why it is not shared). */
+  readonly kafka: Kafka;
+  readonly partitions: PartitionCounts;
+  /** The bus's admin client, for the visibility check after a commit. */
+  readonly admin: () => Promise<Admin>;
+  readonly onClose: (writer: KafkajsTransactionalWriter) => void;
+}
+
+function checkConsumed(consumed: ConsumedOffset): void {
+  if (typeof consumed.groupId !== 'string' || consumed.groupId === '') throw invalidArgument('consumed.groupId must be a non-empty string');
+  if (typeof consumed.topic !== 'string' || consumed.topic === '') throw invalidArgument('consumed.topic must be a non-empty string');
+  checkPartition(consumed.partition, 'consumed.partition');
+  parseOffset(consumed.nextOffset, 'consumed.nextOffset');
+}
+
+/**
+ * The kafkajs transactional writer. kafkajs cannot reuse a producer whose
+ * transaction failed (its state machine can stay in COMMITTING, and its
+ * sequence numbers may no longer match the broker's), so after any failure
+ * the producer is replaced. The replacement's InitProducerId also settles the
+ * failed transaction on the coordinator (aborted, or committed if the commit
+ * had already been decided), which is why it happens before the error is
+ * reported: the log the caller then reads is final.
+ */
+export class KafkajsTransactionalWriter implements TransactionalWriter {
+  readonly transactionalId: string;
+  readonly #deps: WriterDeps;
+  /** `null` after a failure whose re-initialisation failed too. */
+  #producer: Producer | null = null;
+  #state: WriterState = 'open';
+  #fencedBy: unknown;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(deps: WriterDeps, transactionalId: string) {
+    this.#deps = deps;
+    this.transactionalId = transactionalId;
+  }
+
+  /** Opens a writer; resolves once every older writer with this id is fenced. */
+  static async open(deps: WriterDeps, transactionalId: string): Promise<KafkajsTransactionalWriter> {
+    const writer = new KafkajsTransactionalWriter(deps, transactionalId);
+    writer.#producer = await writer.#initialise();
+    return writer;
+  }
+
+  /**
+   * A connected producer that holds the newest epoch of the transactional id.
+   * kafkajs sends InitProducerId only at the first `transaction()`; beginning
+   * and ending an empty one does it now, so that opening a writer fences older
+   * ones at once. The empty transaction sends nothing to the broker on abort.
+   */
+  async #initialise(): Promise<Producer> {
+    const producer = this.#deps.kafka.producer(producerSettings(this.transactionalId));
+    try {
+      await producer.connect();
+      const empty = await producer.transaction();
+      await empty.abort();
+      return producer;
+    } catch (err) {
+      await quietly(producer.disconnect());
+      throw fromKafkaError(err, `cannot initialise writer ${this.transactionalId}`);
+    }
+  }
+
+  commit(records: readonly OutRecord[], consumed?: ConsumedOffset): Promise<void> {
+    const run = this.#queue.then(() => this.#commitNow(records, consumed));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #commitNow(records: readonly OutRecord[], consumed: ConsumedOffset | undefined): Promise<void> {
+    if (this.#state === 'closed') throw new LedgerError(UNREACHABLE_CODE, `writer ${this.transactionalId} is closed`);
+    if (this.#state === 'fenced') throw new WriterFencedError(this.transactionalId, this.#fencedBy);
+    if (consumed !== undefined) checkConsumed(consumed);
+    await this.#deps.partitions.check(records);
+    if (records.length === 0 && consumed === undefined) return;
+
+    if (this.#producer === null) {
+      // The last failure could not re-initialise, so the caller rebuilt its
+      // state while an older transaction may still have been open, or while
+      // another writer could still commit. Taking the id now changes what the
+      // log holds; the caller must read it again before writing.
+      this.#producer = await this.#initialise();
+      throw new LedgerError(UNREACHABLE_CODE, `writer ${this.transactionalId} re-initialised after an earlier failure: rebuild state from the log, then retry`, {
+        retryable: true,
+      });
+    }
+
+    const producer = this.#producer;
+    let transaction: Transaction | undefined;
+    let metadata: RecordMetadata[] = [];
+    try {
+      transaction = await producer.transaction();
+      if (records.length > 0) metadata = await transaction.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 });
+      if (consumed !== undefined) {
+        await transaction.sendOffsets({
+          consumerGroupId: consumed.groupId,
+          topics: [{ topic: consumed.topic, partitions: [{ partition: consumed.partition, offset: consumed.nextOffset }] }],
+        });
+      }
+      await transaction.commit();
+    } catch (err) {
+      throw await this.#afterFailure(err, producer, transaction);
+    }
+    await this.#awaitVisible(metadata, consumed);
+  }
+
+  /**
+   * Returns once the committed records and offset can be read back (see
+   * `awaitVisible`). The transaction is committed whatever happens here, so a
+   * failure to check is logged, never thrown: a thrown error would make the
+   * caller redo a committed batch.
+   */
+  async #awaitVisible(metadata: readonly RecordMetadata[], consumed: ConsumedOffset | undefined): Promise<void> {
+    try {
+      const visible = await awaitVisible(await this.#deps.admin(), writtenOffsets(metadata), consumed);
+      if (!visible) this.#deps.kafka.logger().namespace('LedgerWriter').error('committed transaction not yet readable after the wait limit', { transactionalId: this.transactionalId });
+    } catch (err) {
+      this.#deps.kafka.logger().namespace('LedgerWriter').warn('cannot check that a committed transaction is readable', { transactionalId: this.transactionalId, error: String(err) });
+    }
+  }
+
+  /** Settles a failed transaction and returns the error to report. */
+  async #afterFailure(err: unknown, producer: Producer, transaction: Transaction | undefined): Promise<LedgerError> {
+    if (!isFencing(err) && transaction?.isActive() === true) {
+      try {
+        await transaction.abort();
+      } catch (abortError) {
+        // The replacement producer's InitProducerId aborts it instead.
+        if (isFencing(abortError)) return this.#fenced(abortError, producer);
+      }
+    }
+    if (isFencing(err)) return this.#fenced(err, producer);
+    this.#producer = null;
+    await quietly(producer.disconnect());
+    try {
+      this.#producer = await this.#initialise();
+    } catch {
+      // Left null: the next commit re-initialises and asks for a recovery first.
+    }
+    return fromKafkaError(err, `transaction of writer ${this.transactionalId} failed`);
+  }
+
+  async #fenced(err: unknown, producer: Producer): Promise<WriterFencedError> {
+    this.#state = 'fenced';
+    this.#fencedBy = err;
+    this.#producer = null;
+    await quietly(producer.disconnect());
+    return new WriterFencedError(this.transactionalId, err);
+  }
+
+  async close(): Promise<void> {
+    await this.#queue;
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    const producer = this.#producer;
+    this.#producer = null;
+    if (producer !== null) await quietly(producer.disconnect());
+    this.#deps.onClose(this);
+  }
+}

@@ -1,0 +1,159 @@
+import type { LedgerError } from '@agent-ledger/refusals';
+
+/**
+ * A topic the ledger relies on. `partitions` is part of the ledger's format
+ * (ledger partition p lives in a fixed Kafka partition), so an existing topic
+ * with another count is an error, never silently used.
+ */
+export interface TopicSpec {
+  readonly name: string;
+  readonly partitions: number;
+  /** Replication factor of a topic this call creates; the broker's default when absent. Not checked on existing topics. */
+  readonly replicationFactor?: number;
+  /** Topic settings by their Kafka names: applied when the topic is created, compared when it already exists. */
+  readonly config?: Readonly<Record<string, string>>;
+}
+
+/** A record to write. The partition is always explicit: the ledger routes, Kafka never does. */
+export interface OutRecord {
+  readonly topic: string;
+  readonly partition: number;
+  /** UTF-8 key; `null` or absent for none. */
+  readonly key?: string | null;
+  readonly value: string | Buffer;
+  /** UTF-8 headers. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A committed record as read back. Offsets and timestamps are decimal strings
+ * (Kafka's int64). Everything here comes from the broker and is untrusted:
+ * callers parse `value` strictly before use.
+ */
+export interface InRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  /** The key decoded as UTF-8, `null` when the record has none. */
+  readonly key: string | null;
+  /** The value; empty when the record has none. */
+  readonly value: Buffer;
+  /** Milliseconds since the epoch, as the record carries it. */
+  readonly timestamp: string;
+  /** Header values decoded as UTF-8; of a key written twice, the last value. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Consecutive committed records of one partition, in offset order (never empty). */
+export interface InBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly InRecord[];
+}
+
+/** The position a consumer group reaches when a transaction commits: the offset of the next record to read. */
+export interface ConsumedOffset {
+  readonly groupId: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly nextOffset: string;
+}
+
+/**
+ * A transactional producer: one per input partition (the only exactly-once
+ * shape kafkajs supports, with no KIP-447 group fencing). Opening one with a
+ * transactional id fences every older writer with that id.
+ *
+ * Contract for callers: any error from `commit` means "nothing of this call
+ * may be assumed visible, and the state you derived before it may be stale".
+ * Rebuild it from the committed log (`LogBus.readRange`) before the next
+ * commit. The writer re-initialises its producer before it reports such an
+ * error, so what the log shows after the error is final.
+ */
+export interface TransactionalWriter {
+  readonly transactionalId: string;
+  /**
+   * Writes `records` and, when given, the consumed offset, in ONE Kafka
+   * transaction: all of it becomes visible to read_committed readers, or none.
+   * Resolves once it is readable: `readRange`, `endOffsets` and the group's
+   * committed offset already include it (Kafka writes commit markers after it
+   * answers the commit; the adapter waits for them, up to a bound). Commits
+   * are serialised: a call waits for the previous one.
+   *
+   * Throws `WriterFencedError` when a newer writer with the same id exists
+   * (never retry; this writer stays fenced). Throws a `LedgerError` with
+   * `retryable: true` for a failure that may pass (broker, network,
+   * coordinator), and `retryable: false` for records Kafka will never accept
+   * (too large, unknown topic or partition).
+   */
+  commit(records: readonly OutRecord[], consumed?: ConsumedOffset): Promise<void>;
+  /** Waits for a pending commit, then releases the producer. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A running consumer group member. */
+export interface Subscription {
+  /** Leaves the group after the batch in progress (if any) finishes. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** What `LogBus.subscribe` consumes and how. */
+export interface SubscribeOptions {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  /** Where a partition without a committed offset starts: its first record, or its end. */
+  readonly fromBeginning: boolean;
+  /**
+   * `true`: the adapter commits the group offset after `onBatch` resolves
+   * (at-least-once). `false`: the handler commits it inside its own
+   * transaction (`TransactionalWriter.commit(records, consumed)`).
+   */
+  readonly commitOffsets: boolean;
+  /** Partitions whose batches may be handled at the same time (default 1). Batches of one partition are always sequential. */
+  readonly concurrency?: number;
+  /**
+   * Handles one batch. If it throws (or rejects), nothing is committed and the
+   * same records are delivered again after a back-off: a batch is never skipped.
+   */
+  onBatch(batch: InBatch): Promise<void>;
+  /**
+   * Told about every failure. `stopped` is false while the subscription goes
+   * on: a handler's error (passed as thrown, wrapped in a LedgerError if it
+   * was not one; the batch is redelivered regardless) or a consumer failure it
+   * restarts after. `stopped` is true once, when the consumer gave up for
+   * good. Must not throw.
+   */
+  onError?(error: LedgerError, stopped: boolean): void;
+}
+
+/**
+ * The ledger's whole view of its log. The rest of the system never imports a
+ * Kafka client; this interface is what an adapter implements.
+ */
+export interface LogBus {
+  /** Creates missing topics; an existing topic with another partition count or another listed setting is an INTEGRITY_FAILURE. */
+  ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
+  /** Opens a transactional writer (idempotent, one request in flight). Resolves once older writers with this id are fenced. */
+  writer(transactionalId: string): Promise<TransactionalWriter>;
+  /** Writes outside any transaction with an idempotent producer and acks from all in-sync replicas. At least once if retried. */
+  publish(records: readonly OutRecord[]): Promise<void>;
+  /** Joins `groupId` and feeds committed records (read_committed) to `onBatch`. Resolves once the member has joined. */
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Every committed record of one partition from `fromOffset` up to the
+   * partition's last stable offset AS OF THE CALL, in order, then the end.
+   * Records committed later are not included. Aborted records and transaction
+   * markers are skipped and never prevent the end. A `fromOffset` below the
+   * partition's first retained offset, or beyond its end, is an
+   * INTEGRITY_FAILURE (the log is not what the caller believes).
+   */
+  readRange(topic: string, partition: number, fromOffset: string): AsyncIterable<InRecord>;
+  /** Per partition, the last stable offset: the end a read_committed reader sees now. */
+  endOffsets(topic: string): Promise<ReadonlyMap<number, string>>;
+  /**
+   * Stops subscriptions, closes writers and disconnects. Idempotent. A
+   * `readRange` still being iterated keeps its own consumer until the caller
+   * finishes or abandons the iteration.
+   */
+  close(): Promise<void>;
+}

@@ -1,0 +1,115 @@
+import { readFile } from 'node:fs/promises';
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerTopic } from './topic-names.js';
+
+/** Topic settings by Kafka name (`retention.ms`), values as Kafka takes them: strings. */
+export type TopicSettings = Readonly<Record<string, string>>;
+
+/** The shared topic configuration of a deployment (`deploy/topics.json`). */
+export interface TopicConfig {
+  /** N: the number of events partitions (ledger partitions 1..N). */
+  readonly eventPartitions: number;
+  /** Replication factor of every topic the ledger creates. */
+  readonly replicationFactor: number;
+  /** Settings of each ledger topic; all four are present. */
+  readonly topics: Readonly<Record<LedgerTopic, TopicSettings>>;
+  /** Partition count and settings shared by every `ledger.refusals.<CODE>` topic. */
+  readonly refusalTopic: { readonly partitions: number; readonly settings: TopicSettings };
+}
+
+/** Bounds that catch a typo, not limits of Kafka. */
+const MAX_EVENT_PARTITIONS = 1024;
+const MAX_REPLICATION_FACTOR = 16;
+const MAX_REFUSAL_PARTITIONS = 64;
+/** Kafka setting names: lowercase words joined by dots (`min.insync.replicas`). */
+const SETTING_NAME = /^[a-z][a-z0-9]*(\.[a-z0-9]+)*$/;
+
+/**
+ * `deploy/topics.json` of this checkout, found from the compiled file
+ * (packages/kafka/dist/src/topic-config.js). A deployment outside the
+ * repository passes its own path.
+ */
+const DEFAULT_PATH = new URL('../../../../deploy/topics.json', import.meta.url);
+
+function invalid(source: string, message: string, cause?: unknown): LedgerError {
+  return new LedgerError(ReasonCode.SCHEMA_INVALID, `${source}: ${message}`, cause === undefined ? {} : { cause });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Checks that `value` is an object with exactly `keys`. */
+function exactObject(value: unknown, keys: readonly string[], where: string, source: string): Record<string, unknown> {
+  if (!isObject(value)) throw invalid(source, `${where} must be an object`);
+  for (const key of Object.keys(value)) if (!keys.includes(key)) throw invalid(source, `${where} has an unknown key ${JSON.stringify(key)}`);
+  for (const key of keys) if (!Object.hasOwn(value, key)) throw invalid(source, `${where} lacks ${JSON.stringify(key)}`);
+  return value;
+}
+
+function integer(value: unknown, min: number, max: number, where: string, source: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw invalid(source, `${where} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function settings(value: unknown, where: string, source: string): TopicSettings {
+  if (!isObject(value)) throw invalid(source, `${where} must be an object of settings`);
+  const entries: [string, string][] = [];
+  for (const [name, setting] of Object.entries(value)) {
+    if (!SETTING_NAME.test(name)) throw invalid(source, `${where} has a malformed setting name ${JSON.stringify(name)}`);
+    if (typeof setting !== 'string') throw invalid(source, `${where}.${name} must be a string (Kafka settings are strings)`);
+    entries.push([name, setting]);
+  }
+  return Object.freeze(Object.fromEntries(entries));
+}
+
+/**
+ * Parses and checks a topic configuration document strictly: exactly the
+ * documented keys, integers in range, every setting a string. Throws
+ * SCHEMA_INVALID naming `source` and the first problem. JSON.parse keeps the
+ * last of duplicate keys; the file is our own, so that is accepted here.
+ */
+export function parseTopicConfig(text: string, source = 'topic config'): TopicConfig {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (err) {
+    throw invalid(source, 'not JSON', err);
+  }
+  const root = exactObject(document, ['eventPartitions', 'replicationFactor', 'topics', 'refusalTopic'], 'the document', source);
+  const names = Object.values(LedgerTopic);
+  const topics = exactObject(root['topics'], names, 'topics', source);
+  const refusal = exactObject(root['refusalTopic'], ['partitions', 'config'], 'refusalTopic', source);
+  return Object.freeze({
+    eventPartitions: integer(root['eventPartitions'], 1, MAX_EVENT_PARTITIONS, 'eventPartitions', source),
+    replicationFactor: integer(root['replicationFactor'], 1, MAX_REPLICATION_FACTOR, 'replicationFactor', source),
+    topics: Object.freeze({
+      [LedgerTopic.intake]: settings(topics[LedgerTopic.intake], `topics.${LedgerTopic.intake}`, source),
+      [LedgerTopic.authority]: settings(topics[LedgerTopic.authority], `topics.${LedgerTopic.authority}`, source),
+      [LedgerTopic.events]: settings(topics[LedgerTopic.events], `topics.${LedgerTopic.events}`, source),
+      [LedgerTopic.checkpoints]: settings(topics[LedgerTopic.checkpoints], `topics.${LedgerTopic.checkpoints}`, source),
+    }),
+    refusalTopic: Object.freeze({
+      partitions: integer(refusal['partitions'], 1, MAX_REFUSAL_PARTITIONS, 'refusalTopic.partitions', source),
+      settings: settings(refusal['config'], 'refusalTopic.config', source),
+    }),
+  });
+}
+
+/**
+ * Reads and parses a topic configuration file, by default this checkout's
+ * `deploy/topics.json`. Throws SCHEMA_INVALID when the file cannot be read or
+ * does not parse.
+ */
+export async function loadTopicConfig(path: string | URL = DEFAULT_PATH): Promise<TopicConfig> {
+  const source = path instanceof URL ? path.pathname : path;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw invalid(source, 'cannot be read', err);
+  }
+  return parseTopicConfig(text, source);
+}

@@ -1,0 +1,108 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import type { Admin } from 'kafkajs';
+import { DEFAULT_BROKERS, createKafkaBus, ledgerTopics, loadTopicConfig } from '../src/index.js';
+import type { LogBus } from '../src/index.js';
+import { runLogBusContract } from './log-bus.contract.js';
+import { drain } from './support/waiting.js';
+
+const run = randomBytes(4).toString('hex');
+/** Raw kafkajs, for what the interface deliberately cannot do: hold a transaction open, list and delete groups. */
+const raw = new Kafka({ clientId: `raw.${run}`, brokers: [...DEFAULT_BROKERS], logLevel: logLevel.NOTHING });
+
+async function withAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
+  const admin = raw.admin();
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function cleanup(created: { readonly topics: readonly string[]; readonly groups: readonly string[] }): Promise<void> {
+  await withAdmin(async (admin) => {
+    const existing = new Set(await admin.listTopics());
+    const topics = created.topics.filter((t) => existing.has(t));
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+    const groups = new Set((await admin.listGroups()).groups.map((g) => g.groupId));
+    const ours = created.groups.filter((g) => groups.has(g));
+    if (ours.length > 0) await admin.deleteGroups(ours).catch(() => undefined);
+  });
+}
+
+runLogBusContract({
+  name: 'kafkajs 2.2.4',
+  makeBus: () => createKafkaBus({ brokers: DEFAULT_BROKERS, clientId: `contract.${run}` }),
+  cleanup,
+});
+
+describe('kafkajs adapter', { timeout: 120_000 }, () => {
+  const clientId = `adapter.${run}`;
+  const topics: string[] = [];
+  let bus: LogBus;
+
+  before(() => {
+    bus = createKafkaBus({ brokers: DEFAULT_BROKERS, clientId });
+  });
+
+  after(async () => {
+    await bus.close();
+    await cleanup({ topics, groups: [] });
+  });
+
+  test('readRange and endOffsets stop at the last stable offset while a transaction is open, not the high watermark', async () => {
+    const name = `adapter.lso.${run}`;
+    topics.push(name);
+    await bus.ensureTopics([{ name, partitions: 1 }]);
+    await bus.publish([{ topic: name, partition: 0, value: 'c0' }]);
+    const producer = raw.producer({ transactionalId: `adapter.lso.${run}`, idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    try {
+      const open = await producer.transaction();
+      await open.send({ topic: name, messages: [{ partition: 0, value: 'uncommitted' }] });
+      assert.equal((await bus.endOffsets(name)).get(0), '1');
+      const read = await drain(bus.readRange(name, 0, '0'), 20_000, 'read under an open transaction');
+      assert.deepEqual(
+        read.map((r) => r.value.toString()),
+        ['c0'],
+      );
+      await open.abort();
+      // The aborted record (offset 1) and its abort marker (offset 2) now lie below the LSO.
+      assert.equal((await bus.endOffsets(name)).get(0), '3');
+      const after = await drain(bus.readRange(name, 0, '0'), 20_000, 'read after the abort');
+      assert.deepEqual(
+        after.map((r) => r.value.toString()),
+        ['c0'],
+      );
+      assert.deepEqual(await drain(bus.readRange(name, 0, '2'), 20_000, 'read from the abort marker'), []);
+    } finally {
+      await producer.disconnect();
+    }
+  });
+
+  test('the settings of deploy/topics.json are accepted by the broker and read back equal', async () => {
+    const specs = ledgerTopics(await loadTopicConfig())
+      .slice(0, 5)
+      .map((spec) => ({ ...spec, name: `${spec.name}.${run}` }));
+    topics.push(...specs.map((spec) => spec.name));
+    await bus.ensureTopics(specs);
+    await bus.ensureTopics(specs);
+  });
+
+  test('readRange leaves no consumer group behind', async () => {
+    const name = `adapter.groups.${run}`;
+    topics.push(name);
+    await bus.ensureTopics([{ name, partitions: 3 }]);
+    await bus.publish([{ topic: name, partition: 2, value: 'only' }]);
+    const read = await drain(bus.readRange(name, 2, '0'), 20_000, 'read partition 2');
+    assert.deepEqual(
+      read.map((r) => [r.partition, r.value.toString()]),
+      [[2, 'only']],
+    );
+    const left = await withAdmin(async (admin) => (await admin.listGroups()).groups.filter((g) => g.groupId.startsWith(`${clientId}.range.`)));
+    assert.deepEqual(left, []);
+  });
+});

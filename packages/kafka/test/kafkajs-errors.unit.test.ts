@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { fromKafkaError, isFencing } from '../src/kafkajs/errors.js';
+
+/** kafkajs's error shapes: protocol errors carry `type`; wrappers carry `cause`, aggregates `errors`. */
+const protocol = (type: string): Error => Object.assign(new Error(type), { name: 'KafkaJSProtocolError', type });
+const wrapped = (cause: unknown): Error => Object.assign(new Error('retries exceeded'), { name: 'KafkaJSNumberOfRetriesExceeded', cause });
+
+test('fencing is INVALID_PRODUCER_EPOCH or PRODUCER_FENCED anywhere in the error tree', () => {
+  assert.ok(isFencing(protocol('INVALID_PRODUCER_EPOCH')));
+  assert.ok(isFencing(wrapped(wrapped(protocol('INVALID_PRODUCER_EPOCH')))));
+  assert.ok(isFencing(Object.assign(new Error('agg'), { errors: [protocol('NONE'), protocol('PRODUCER_FENCED')] })));
+  // kafkajs 2.2.4 does not know code 90 and keeps it only in the message.
+  assert.ok(isFencing(Object.assign(new Error('Unknown error code 90'), { type: 'KAFKAJS_UNKNOWN_ERROR_CODE' })));
+  assert.ok(!isFencing(protocol('CONCURRENT_TRANSACTIONS')));
+  assert.ok(!isFencing(new Error('INVALID_PRODUCER_EPOCH')));
+  const cyclic: { cause?: unknown } = {};
+  cyclic.cause = cyclic;
+  assert.ok(!isFencing(cyclic));
+});
+
+test('kafkajs errors map to codes by the broker answer', () => {
+  const cases: [unknown, string, boolean][] = [
+    [protocol('MESSAGE_TOO_LARGE'), ReasonCode.SCHEMA_INVALID, false],
+    [wrapped(protocol('INVALID_TOPIC_EXCEPTION')), ReasonCode.SCHEMA_INVALID, false],
+    [wrapped(protocol('UNKNOWN_TOPIC_OR_PARTITION')), ReasonCode.INTEGRITY_FAILURE, false],
+    [protocol('TOPIC_AUTHORIZATION_FAILED'), ReasonCode.NO_CHANNEL, false],
+    [wrapped(protocol('REQUEST_TIMED_OUT')), ReasonCode.NO_CHANNEL, true],
+    [Object.assign(new Error('Connection error: ECONNREFUSED'), { name: 'KafkaJSConnectionError' }), ReasonCode.NO_CHANNEL, true],
+    ['not even an error', ReasonCode.NO_CHANNEL, true],
+  ];
+  for (const [error, code, retryable] of cases) {
+    const mapped = fromKafkaError(error, 'doing it');
+    assert.ok(mapped instanceof LedgerError);
+    assert.equal(mapped.code, code, String(error));
+    assert.equal(mapped.retryable, retryable, String(error));
+    assert.equal(mapped.cause, error);
+  }
+  const typed = new LedgerError(ReasonCode.REPLAY, 'already typed');
+  assert.equal(fromKafkaError(typed, 'x'), typed);
+});

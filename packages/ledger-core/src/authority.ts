@@ -1,0 +1,200 @@
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { checkPublicKey } from './ed25519.js';
+import { fromHex } from './encoding.js';
+import type { Role } from './roles.js';
+import { REQUIRED_ROLE, type BodyOf, type Statement } from './statements.js';
+import type { TrustRoot } from './trust-root.js';
+import { statementHash } from './statement.js';
+
+/** What the genesis statement fixes for the life of the ledger. */
+export interface LedgerConfig {
+  readonly origin: string;
+  readonly eventPartitions: number;
+  readonly freshnessMs: number;
+}
+
+/** One registered key and the authority indexes that bound its validity. */
+export interface KeyRecord {
+  readonly keyId: string;
+  readonly principal: string;
+  readonly roles: readonly Role[];
+  /** Authority index of the entry that registered it. */
+  readonly registeredAt: number;
+  /** Authority index of the entry that revoked it, if any. */
+  revokedAt: number | undefined;
+}
+
+/**
+ * Registration-time key checks are costly (a scalar multiplication by L) and
+ * a verifier re-folds the same keys often; their verdict depends only on the
+ * public bytes, so it is remembered, up to a bound.
+ */
+const keyCheckCache = new Map<string, ReturnType<typeof checkPublicKey>>();
+
+function checkKeyOnce(keyId: string): ReturnType<typeof checkPublicKey> {
+  let verdict = keyCheckCache.get(keyId);
+  if (verdict === undefined) {
+    verdict = checkPublicKey(fromHex(keyId, 32));
+    if (keyCheckCache.size >= 4096) keyCheckCache.clear();
+    keyCheckCache.set(keyId, verdict);
+  }
+  return verdict;
+}
+
+function fail(code: ReasonCode, message: string): never {
+  throw new LedgerError(code, message);
+}
+
+/**
+ * The key registry: a fold over the authority stream (partition 0).
+ *
+ * "At authority index a" means the state after the first `a` authority
+ * entries. A key is valid at a when it was registered by an entry with index
+ * < a and not revoked by an entry with index < a.
+ */
+export class AuthorityState {
+  readonly trustRoot: TrustRoot;
+  #config: LedgerConfig | undefined;
+  readonly #keys = new Map<string, KeyRecord>();
+  /** Statement hash of each grant's proposal, by grant id: ids are unique on the ledger. */
+  readonly #grants = new Map<string, string>();
+  #size = 0;
+
+  constructor(trustRoot: TrustRoot) {
+    this.trustRoot = trustRoot;
+  }
+
+  /** Ledger configuration, once genesis is applied. */
+  get config(): LedgerConfig | undefined {
+    return this.#config;
+  }
+
+  /** Number of authority entries applied. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The record of a key, if it was ever registered. */
+  key(keyId: string): KeyRecord | undefined {
+    return this.#keys.get(keyId);
+  }
+
+  /** All keys ever registered. */
+  keys(): IterableIterator<KeyRecord> {
+    return this.#keys.values();
+  }
+
+  /**
+   * Checks that the keys which signed `statement` may say it at authority
+   * index `atIndex`. Throws a LedgerError with the reason code otherwise.
+   * `signerKeyIds` are the keys whose signatures already verified.
+   */
+  authorize(statement: Statement, signerKeyIds: readonly string[], atIndex: number): void {
+    const role = REQUIRED_ROLE[statement.type];
+    if (role === 'root') {
+      if (this.#size !== 0 || atIndex !== 0) fail(ReasonCode.INTEGRITY_FAILURE, 'genesis appears after the start of the authority stream');
+      this.#authorizeGenesis(statement as Statement<'genesis'>, signerKeyIds);
+      return;
+    }
+    if (this.#config === undefined) fail(ReasonCode.INTEGRITY_FAILURE, 'the authority stream does not start with genesis');
+    if (signerKeyIds.length !== 1 || signerKeyIds[0] !== statement.author.keyId) {
+      fail(ReasonCode.INVALID_SIGNATURE, 'statement must carry exactly one signature, by its author key');
+    }
+    const record = this.#keys.get(statement.author.keyId);
+    if (record === undefined || record.registeredAt >= atIndex) {
+      fail(ReasonCode.KEY_UNKNOWN, `key ${statement.author.keyId.slice(0, 16)} is not registered at authority index ${atIndex}`);
+    }
+    if (record.revokedAt !== undefined && record.revokedAt < atIndex) {
+      fail(ReasonCode.KEY_REVOKED, `key ${statement.author.keyId.slice(0, 16)} was revoked at authority index ${record.revokedAt}`);
+    }
+    if (record.principal !== statement.author.principal) {
+      fail(ReasonCode.KEY_ROLE, `key is registered to ${record.principal}, not ${statement.author.principal}`);
+    }
+    if (!record.roles.includes(role)) fail(ReasonCode.KEY_ROLE, `${statement.type} needs the ${role} role`);
+    if (statement.type === 'proposal.submitted') {
+      const body = statement.body as BodyOf<'proposal.submitted'>;
+      if (body.agentId !== statement.author.principal) fail(ReasonCode.KEY_ROLE, 'an agent proposes only for itself');
+    }
+  }
+
+  #authorizeGenesis(statement: Statement<'genesis'>, signerKeyIds: readonly string[]): void {
+    const root = this.trustRoot;
+    const rootSet = new Set(root.rootKeys);
+    for (const keyId of signerKeyIds) {
+      if (!rootSet.has(keyId)) fail(ReasonCode.KEY_UNKNOWN, `genesis signed by ${keyId.slice(0, 16)}, not a trust-root key`);
+    }
+    if (signerKeyIds.length < root.threshold) {
+      fail(ReasonCode.INVALID_SIGNATURE, `genesis carries ${signerKeyIds.length} root signatures, ${root.threshold} needed`);
+    }
+    const body = statement.body;
+    const sameRoots =
+      body.rootKeys.length === root.rootKeys.length && [...body.rootKeys].sort().join() === [...root.rootKeys].sort().join();
+    if (!sameRoots || body.rootThreshold !== root.threshold || body.origin !== root.origin) {
+      fail(ReasonCode.INTEGRITY_FAILURE, 'genesis does not name the pinned trust root');
+    }
+  }
+
+  /**
+   * Applies an authorized authority statement at authority index `index`
+   * (which must be the next one). Refuses registrations that the registry
+   * rules forbid.
+   */
+  apply(statement: Statement, index: number): void {
+    if (index !== this.#size) fail(ReasonCode.INTEGRITY_FAILURE, `authority index ${index} applied out of order`);
+    switch (statement.type) {
+      case 'genesis': {
+        const body = statement.body as BodyOf<'genesis'>;
+        this.#config = { origin: body.origin, eventPartitions: body.eventPartitions, freshnessMs: body.freshnessMs };
+        for (const key of body.keys) this.#register(key, index);
+        break;
+      }
+      case 'key.registered':
+        this.#register(statement.body as BodyOf<'key.registered'>, index);
+        break;
+      case 'grant.proposed': {
+        const body = statement.body as BodyOf<'grant.proposed'>;
+        if (this.#grants.has(body.grantId)) fail(ReasonCode.POLICY_VIOLATION, `grant ${body.grantId} already exists`);
+        this.#grants.set(body.grantId, statementHash(statement));
+        break;
+      }
+      case 'grant.cosigned':
+      case 'grant.reauthorized': {
+        const body = statement.body as BodyOf<'grant.cosigned'>;
+        const proposal = this.#grants.get(body.grantId);
+        if (proposal === undefined) fail(ReasonCode.GRANT_MISSING, `no grant ${body.grantId}`);
+        if (proposal !== body.grant) fail(ReasonCode.GRANT_MISMATCH, `${statement.type} names other bytes than grant ${body.grantId}'s proposal`);
+        break;
+      }
+      case 'grant.revoked': {
+        const body = statement.body as BodyOf<'grant.revoked'>;
+        if (!this.#grants.has(body.grantId)) fail(ReasonCode.GRANT_MISSING, `no grant ${body.grantId}`);
+        break;
+      }
+      case 'key.revoked': {
+        const body = statement.body as BodyOf<'key.revoked'>;
+        const record = this.#keys.get(body.keyId);
+        if (record === undefined) fail(ReasonCode.KEY_UNKNOWN, 'revocation of a key that was never registered');
+        if (record.revokedAt !== undefined) fail(ReasonCode.KEY_REVOKED, 'key is already revoked');
+        record.revokedAt = index;
+        break;
+      }
+      default:
+        break;
+    }
+    this.#size += 1;
+  }
+
+  #register(key: BodyOf<'key.registered'>, index: number): void {
+    const check = checkKeyOnce(key.keyId);
+    if (!check.ok) fail(ReasonCode.WEAK_KEY, `key ${key.keyId.slice(0, 16)} refused: ${check.reason}`);
+    if (this.#keys.has(key.keyId) || this.trustRoot.rootKeys.includes(key.keyId)) {
+      fail(ReasonCode.POLICY_VIOLATION, `key ${key.keyId.slice(0, 16)} is already registered`);
+    }
+    const roles = new Set(key.roles);
+    if (roles.size !== key.roles.length) fail(ReasonCode.SCHEMA_INVALID, 'a role is listed twice');
+    if (roles.has('agent') && (roles.has('admin') || roles.has('approver'))) {
+      fail(ReasonCode.POLICY_VIOLATION, 'an agent key cannot hold the admin or approver role');
+    }
+    this.#keys.set(key.keyId, { keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: index, revokedAt: undefined });
+  }
+}

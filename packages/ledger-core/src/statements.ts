@@ -1,0 +1,259 @@
+import { z } from 'zod';
+import { KNOWN_CODES, type ReasonCode } from '@agent-ledger/refusals';
+import { ROLES, Role } from './roles.js';
+
+// Every schema here is strict: an unknown field is refused, never ignored, so
+// that no signed byte carries meaning the verifier did not check.
+
+const MAX_TEXT = 4096;
+
+/** 32 bytes as 64 lowercase hex characters (hashes). */
+export const Hash = z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex characters');
+/** A key id: the raw 32-byte Ed25519 public key as 64 lowercase hex characters. */
+export const KeyId = Hash;
+/** 64-byte Ed25519 signature, standard padded base64 (88 characters). */
+export const SignatureB64 = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'expected a 64-byte base64 signature');
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function digits(s: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) n = n * 10 + (s.charCodeAt(i) - 48);
+  return n;
+}
+
+/**
+ * True when a `YYYY-MM-DDTHH:MM:SS.mmmZ` string names a real instant (month
+ * 1-12, a day that month has, hour < 24, minute and second < 60). Checked by
+ * hand: it runs for every timestamp of every bundle line.
+ */
+function isRealInstant(s: string): boolean {
+  const year = digits(s, 0, 4);
+  const month = digits(s, 5, 7);
+  const day = digits(s, 8, 10);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] as number);
+  return day <= days && digits(s, 11, 13) < 24 && digits(s, 14, 16) < 60 && digits(s, 17, 19) < 60;
+}
+
+/** UTC timestamp with exactly millisecond precision, e.g. 2026-11-22T07:00:00.000Z. */
+export const Timestamp = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'expected YYYY-MM-DDTHH:MM:SS.mmmZ')
+  .refine(isRealInstant, 'not a real instant');
+/** A principal: `kind:name`, e.g. `agent:billing-bot`, `admin:alice`. */
+export const Principal = z.string().regex(/^[a-z][a-z0-9-]{0,31}:[A-Za-z0-9._@-]{1,128}$/, 'expected kind:name');
+/** A UUIDv7 (RFC 9562 section 5.7), lowercase. */
+export const StatementId = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'expected a lowercase UUIDv7');
+const Text = z.string().max(MAX_TEXT);
+const ShortText = z.string().min(1).max(256);
+const Code = z.enum(KNOWN_CODES as [ReasonCode, ...ReasonCode[]]);
+const Tier = z.number().int().min(0).max(4);
+const Risk = z.number().min(0).max(1000);
+const Index = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const RoleSchema = z.enum(ROLES);
+
+/** Any JSON object (tool arguments, context): checked for JCS-safety by the strict parser. */
+const JsonObject = z.record(z.string(), z.unknown());
+
+const KeyGrant = z.strictObject({
+  keyId: KeyId,
+  principal: Principal,
+  roles: z.array(RoleSchema).min(1).max(ROLES.length),
+});
+
+/** Body of each statement type, by type name. */
+export const BODY_SCHEMAS = {
+  genesis: z.strictObject({
+    origin: z.string().regex(/^[A-Za-z0-9.-]+(\/[A-Za-z0-9._-]+)*$/).max(200),
+    eventPartitions: z.number().int().min(1).max(1024),
+    freshnessMs: z.number().int().min(1000).max(86_400_000),
+    rootKeys: z.array(KeyId).min(1).max(32),
+    rootThreshold: z.number().int().min(1).max(32),
+    keys: z.array(KeyGrant).min(1).max(1000),
+  }),
+  'key.registered': KeyGrant,
+  'key.revoked': z.strictObject({ keyId: KeyId, reason: ShortText }),
+  'grant.proposed': z.strictObject({
+    grantId: ShortText,
+    agentId: Principal,
+    actionType: ShortText,
+    targetResource: ShortText,
+    recipient: ShortText,
+    scope: ShortText,
+    notBefore: Timestamp,
+    expiresAt: Timestamp,
+    effect: z.enum(['allow', 'block']),
+    tier: Tier,
+    parentGrantId: ShortText.nullable(),
+  }),
+  'grant.cosigned': z.strictObject({ grantId: ShortText, grant: Hash }),
+  'grant.revoked': z.strictObject({ grantId: ShortText, reason: ShortText }),
+  'grant.reauthorized': z.strictObject({ grantId: ShortText, grant: Hash, expiresAt: Timestamp }),
+  'proposal.submitted': z.strictObject({
+    agentId: Principal,
+    tool: ShortText,
+    actionType: ShortText,
+    targetResource: ShortText,
+    recipient: ShortText,
+    scope: ShortText,
+    args: JsonObject,
+    query: Text,
+    labels: z.array(ShortText).max(64),
+    channel: z.enum(['api', 'cli', 'telegram', 'discord', 'web']),
+    context: JsonObject,
+  }),
+  'classification.recorded': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    tier: Tier,
+    risk: Risk,
+    rules: z.array(ShortText).max(256),
+  }),
+  'screening.verdict': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    verdict: z.enum(['safe', 'uncertain', 'dangerous']),
+    rationale: Text,
+    model: ShortText,
+    promptHash: Hash,
+  }),
+  'confirmation.requested': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    tier: Tier,
+    deadline: Timestamp,
+    approvalsRequired: z.number().int().min(1).max(16),
+    channels: z.array(z.enum(['cli', 'web', 'telegram', 'discord', 'webhook'])).min(1).max(8),
+  }),
+  'human.response': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    request: Hash,
+    answer: z.enum(['approve', 'deny']),
+    assurance: z.enum(['self_signed', 'platform']),
+    platformIdentity: ShortText.nullable(),
+  }),
+  'timeout.recorded': z.strictObject({ agentId: Principal, proposal: Hash, request: Hash, deadline: Timestamp }),
+  'escalation.raised': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    level: z.enum(['notify', 'admin', 'emergency']),
+    reason: ShortText,
+  }),
+  'decision.recorded': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    outcome: z.enum(['allow', 'verify_first', 'block', 'deny']),
+    code: Code.nullable(),
+    tier: Tier,
+    risk: Risk,
+    authorityIndex: Index,
+    grantId: ShortText.nullable(),
+    grantEntry: Index.nullable(),
+  }),
+  'refusal.recorded': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    code: Code,
+    refusal: z.string().startsWith('REFUSED: ').max(MAX_TEXT),
+  }),
+  'intake.rejected': z.strictObject({
+    agentId: z.union([Principal, z.literal('unknown')]),
+    code: Code,
+    detail: Text,
+    input: Hash,
+  }),
+} as const;
+
+/** The statement type names. */
+export type StatementType = keyof typeof BODY_SCHEMAS;
+/** Every statement type, in a fixed order. */
+export const STATEMENT_TYPES = Object.keys(BODY_SCHEMAS) as [StatementType, ...StatementType[]];
+
+/** Statement types carried on the authority stream (partition 0). */
+export const AUTHORITY_TYPES: ReadonlySet<StatementType> = new Set<StatementType>([
+  'genesis',
+  'key.registered',
+  'key.revoked',
+  'grant.proposed',
+  'grant.cosigned',
+  'grant.revoked',
+  'grant.reauthorized',
+]);
+
+/**
+ * The role the author's key must hold at the statement's ledger position.
+ * `root` means: signed by trust-root keys, at least the root threshold.
+ */
+export const REQUIRED_ROLE: Readonly<Record<StatementType, Role | 'root'>> = {
+  genesis: 'root',
+  'key.registered': Role.admin,
+  'key.revoked': Role.admin,
+  'grant.proposed': Role.admin,
+  'grant.cosigned': Role.admin,
+  'grant.revoked': Role.admin,
+  'grant.reauthorized': Role.admin,
+  'proposal.submitted': Role.agent,
+  'classification.recorded': Role.service,
+  'screening.verdict': Role.service,
+  'confirmation.requested': Role.service,
+  'human.response': Role.approver,
+  'timeout.recorded': Role.service,
+  'escalation.raised': Role.service,
+  'decision.recorded': Role.service,
+  'refusal.recorded': Role.service,
+  'intake.rejected': Role.sequencer,
+};
+
+const Author = z.strictObject({ principal: Principal, keyId: KeyId });
+
+function statementSchema<T extends StatementType>(type: T) {
+  return z.strictObject({
+    v: z.literal(1),
+    id: StatementId,
+    type: z.literal(type),
+    issuedAt: Timestamp,
+    author: Author,
+    body: BODY_SCHEMAS[type],
+  });
+}
+
+/** A statement of any type, discriminated by `type`. */
+export const StatementSchema = z.discriminatedUnion(
+  'type',
+  STATEMENT_TYPES.map((t) => statementSchema(t)) as unknown as [
+    ReturnType<typeof statementSchema<StatementType>>,
+    ...ReturnType<typeof statementSchema<StatementType>>[],
+  ],
+);
+
+/** A statement of type T, with its typed body. */
+export interface Statement<T extends StatementType = StatementType> {
+  readonly v: 1;
+  readonly id: string;
+  readonly type: T;
+  readonly issuedAt: string;
+  readonly author: { readonly principal: string; readonly keyId: string };
+  readonly body: z.infer<(typeof BODY_SCHEMAS)[T]>;
+}
+
+/** One signature over a statement: the signer's key id and the base64 signature. */
+export const SignatureSchema = z.strictObject({ keyId: KeyId, sig: SignatureB64 });
+
+/** A signed statement as carried on the log: the statement and its signatures. */
+export const EnvelopeSchema = z.strictObject({
+  statement: StatementSchema,
+  signatures: z.array(SignatureSchema).min(1).max(32),
+});
+
+/** A signed statement. */
+export interface Envelope<T extends StatementType = StatementType> {
+  readonly statement: Statement<T>;
+  readonly signatures: readonly { readonly keyId: string; readonly sig: string }[];
+}
+
+/** Body type of statement type T. */
+export type BodyOf<T extends StatementType> = z.infer<(typeof BODY_SCHEMAS)[T]>;

@@ -1,0 +1,20 @@
+export { DEFAULT_PG_URL, pgUrlFromEnv, ensureDatabase } from './database.js';
+export { MIGRATIONS_DIR, migrate } from './migrate.js';
+export { DECISION_CHANNEL, Projection } from './projection.js';
+export type { ApplyResult, PartitionHalt, PartitionHead, SourceOffset } from './projection.js';
+export { PROJECTION_TABLES, projectionDigest, resetProjection } from './digest.js';
+export { MAX_QUERY_LIMIT, listPending, listGrants, refusalMetrics, decisionFor, enforcementRecords } from './queries.js';
+export type {
+  ApprovalRow,
+  ApprovalStatus,
+  DecisionOutcome,
+  EnforcementRow,
+  EntrySeenRow,
+  GrantRow,
+  GrantStatus,
+  KeyRow,
+  ProposalRow,
+  ProposalStatus,
+  RefusalCountRow,
+  RefusalRow,
+} from './rows.js';

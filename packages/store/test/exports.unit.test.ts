@@ -1,0 +1,36 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as store from '../src/index.js';
+
+test('the package index exports exactly the documented names', () => {
+  assert.deepEqual(Object.keys(store).sort(), [
+    'DECISION_CHANNEL',
+    'DEFAULT_PG_URL',
+    'MAX_QUERY_LIMIT',
+    'MIGRATIONS_DIR',
+    'PROJECTION_TABLES',
+    'Projection',
+    'decisionFor',
+    'enforcementRecords',
+    'ensureDatabase',
+    'listGrants',
+    'listPending',
+    'migrate',
+    'pgUrlFromEnv',
+    'projectionDigest',
+    'refusalMetrics',
+    'resetProjection',
+  ]);
+});
+
+test('the Postgres URL comes from LEDGER_PG_URL, with a default', () => {
+  assert.equal(store.pgUrlFromEnv({}), 'postgres://postgres@127.0.0.1:5432/ledger');
+  assert.equal(store.pgUrlFromEnv({ LEDGER_PG_URL: '' }), store.DEFAULT_PG_URL);
+  assert.equal(store.pgUrlFromEnv({ LEDGER_PG_URL: 'postgres://u@db:5433/x' }), 'postgres://u@db:5433/x');
+});
+
+test('ensureDatabase refuses a URL that names no database, before connecting', async () => {
+  for (const url of ['not a url', 'mysql://h/db', 'postgres://h:5432/', `postgres://h/${'x'.repeat(64)}`]) {
+    await assert.rejects(store.ensureDatabase(url), (err: unknown) => (err as { code?: unknown }).code === 'SCHEMA_INVALID', url);
+  }
+});

@@ -1,0 +1,64 @@
+import type { ReasonCode } from '@agent-ledger/refusals';
+import type { Statement, StatementType } from '@agent-ledger/core';
+
+/** What a worker learned from one entry line: everything that needs no other line. */
+export interface EntryResult {
+  readonly kind: 'entry';
+  readonly line: number;
+  readonly partition: number;
+  readonly index: number;
+  readonly sequencedAt: string;
+  readonly sequencedAtMs: number;
+  readonly authorityIndex: number;
+  readonly prev: string;
+  /** The hash the line claims. */
+  readonly hash: string;
+  /** True when `hash` equals the hash recomputed from the line's content (compared on the worker). */
+  readonly hashMatches: boolean;
+  /** Key ids whose signatures verified (all of the envelope's signatures did). */
+  readonly signers: readonly string[];
+  readonly id: string;
+  readonly type: StatementType;
+  readonly author: { readonly principal: string; readonly keyId: string };
+  readonly issuedAtMs: number;
+  /** The agent an events-stream statement is about (routing), else null. */
+  readonly agentId: string | null;
+  /** The whole statement, kept for authority statements and intake rejections (they are folded on the authority stream). */
+  readonly statement: Statement | null;
+}
+
+/** A checkpoint line, still unverified (its key depends on the authority fold). */
+export interface CheckpointResult {
+  readonly kind: 'checkpoint';
+  readonly line: number;
+  readonly partition: number;
+  readonly note: string;
+}
+
+/** The header line. */
+export interface HeaderResult {
+  readonly kind: 'header';
+  readonly line: number;
+  readonly origin: string;
+  /** Declared entry count of each partition. */
+  readonly partitions: readonly number[];
+}
+
+/** The trailer line. */
+export interface TrailerResult {
+  readonly kind: 'trailer';
+  readonly line: number;
+  readonly note: string;
+}
+
+/** A line that failed on its own. `claimed` is its position when that much could be read. */
+export interface ErrorResult {
+  readonly kind: 'error';
+  readonly line: number;
+  readonly code: ReasonCode;
+  readonly message: string;
+  readonly claimed: { readonly partition: number; readonly index: number } | null;
+}
+
+/** The outcome of checking one line in isolation. */
+export type LineResult = EntryResult | CheckpointResult | HeaderResult | TrailerResult | ErrorResult;

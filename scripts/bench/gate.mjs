@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+// Benchmark of the pure gate's decide() at 100k grants, beside Cedar
+// (@cedar-policy/cedar-wasm, Node.js build) deciding the same grants in the
+// same run. Not a test. Build first: `npx tsc -b packages/gate`.
+//
+//   node scripts/bench/gate.mjs                 100k grants, 100k requests per stream (Cedar pre-parse takes minutes)
+//   BENCH_GATE_GRANTS=20000 BENCH_GATE_REQUESTS=50000 node scripts/bench/gate.mjs
+//   BENCH_GATE_CEDAR=0 node scripts/bench/gate.mjs   decide() alone
+//
+// Cedar is given its best chance: every policy set is pre-parsed once
+// (preparsePolicySet); each request is evaluated (statefulIsAuthorized) only
+// against the policy set of its own five-field key, picked by a Map outside
+// Cedar (a key without grants gets one shared, empty, pre-parsed set); the
+// request objects are built before the clock starts. A second Cedar line is
+// kinder still: a request whose key has no grants is answered "deny" by the
+// index without calling Cedar at all. decide() gets no such help: each call
+// classifies the proposal (normalisation, pattern, behavioural and context
+// rules), looks the grant table up (exact, near miss) and builds its decision,
+// refusal text and reasons.
+//
+// Two request streams over the same grants: "uniform" (every grant equally
+// likely: the worst case for caches) and "zipf" (grant popularity ~ 1/rank, as
+// real agents and vendors are). Each is half exact hits, a quarter near misses
+// (another recipient or scope), a quarter misses (an unknown target).
+// Machines are noisy: compare the ratios of one run, not absolute numbers.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createStatement, statementHash } from '@agent-ledger/core';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const gate = await import(join(root, 'packages/gate/dist/src/index.js'));
+const cedar = createRequire(import.meta.url)('@cedar-policy/cedar-wasm/nodejs');
+
+const GRANTS = Number(process.env.BENCH_GATE_GRANTS ?? 100_000);
+const REQUESTS = Number(process.env.BENCH_GATE_REQUESTS ?? 100_000);
+const WITH_CEDAR = process.env.BENCH_GATE_CEDAR !== '0';
+const NOW = Date.parse('2026-11-22T10:00:00.000Z');
+const DAY = 86_400_000;
+const log = (line) => process.stderr.write(`${line}\n`);
+
+// A deterministic PRNG (mulberry32): the same grants and requests every run.
+let seed = 0x9e3779b9;
+function random() {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = (list) => list[Math.floor(random() * list.length)];
+
+// --- a realistic grant table --------------------------------------------------
+// Kinds of operation agents hold grants for, and what their tool calls look like.
+const KINDS = [
+  { weight: 30, tool: 'payments', actionType: 'payment.send', target: (i) => `payments/vendors/v${i}`, recipient: (i) => `vendor-${i}`, scope: () => `invoice:2026-${pick(['10', '11', '12'])}`, args: () => ({ amountUsd: Math.floor(random() * 90_000) + 100, invoice: `INV-${Math.floor(random() * 1e6)}` }) },
+  { weight: 25, tool: 'email', actionType: 'email.send', target: () => 'mail/outbound', recipient: (i) => `customer-${i}@example.com`, scope: (i) => `ticket:${i}`, args: () => ({ subject: 'Your request', body: 'Hello, your request has been handled. Kind regards.' }) },
+  { weight: 20, tool: 'shell', actionType: 'shell.exec', target: (i) => `host/build-${i}`, recipient: () => 'none', scope: () => pick(['workspace', 'main', 'release']), args: () => ({ command: pick(['ls -la /srv/app', 'npm test', 'git push origin main', 'git push --force origin main', 'systemctl restart app', 'make build']) }) },
+  { weight: 15, tool: 'http', actionType: 'http.post', target: (i) => `api/partners/p${i}`, recipient: (i) => `partner-${i}`, scope: () => pick(['orders:write', 'inventory:sync']), args: (i) => ({ method: 'POST', url: `https://partner-${i}.example/api/orders`, body: { sku: 'A-1', qty: 3 } }) },
+  { weight: 10, tool: 'db', actionType: 'db.query', target: (i) => `db/replica-${i}`, recipient: () => 'none', scope: () => 'read', args: () => ({ sql: 'SELECT id, status FROM orders WHERE updated_at > now() - interval 1 day' }) },
+];
+const KIND_TOTAL = KINDS.reduce((n, k) => n + k.weight, 0);
+function pickKind() {
+  let roll = random() * KIND_TOTAL;
+  for (const kind of KINDS) if ((roll -= kind.weight) < 0) return kind;
+  return KINDS[0];
+}
+
+const AGENTS = Array.from({ length: 1000 }, (_, i) => `agent:bot-${i}`);
+const keyOf = (o) => JSON.stringify([o.agentId, o.actionType, o.targetResource, o.recipient, o.scope]);
+const grants = [];
+const byKey = new Map();
+for (let n = 0; n < GRANTS; n++) {
+  const kind = pickKind();
+  const k = Math.floor(random() * 5000);
+  const op = { agentId: pick(AGENTS), actionType: kind.actionType, targetResource: kind.target(k), recipient: kind.recipient(k), scope: kind.scope(k), tool: kind.tool, args: kind.args(k) };
+  const roll = random();
+  // 85% inside their window, 10% expired, 5% not yet valid; 8% block grants.
+  const window = roll < 0.85 ? [NOW - 30 * DAY, NOW + 30 * DAY] : roll < 0.95 ? [NOW - 60 * DAY, NOW - DAY] : [NOW + DAY, NOW + 60 * DAY];
+  const grant = { grantId: `g${n}`, ...op, notBefore: window[0], expiresAt: window[1], effect: random() < 0.08 ? 'block' : 'allow', tier: 3 };
+  grants.push(grant);
+  const key = keyOf(op);
+  const list = byKey.get(key);
+  if (list === undefined) byKey.set(key, [grant]);
+  else list.push(grant);
+}
+
+// --- the authority stream: genesis, then a proposal and a co-signature per grant
+const alice = { principal: 'admin:alice', keyId: 'a'.repeat(64) };
+const bob = { principal: 'admin:bob', keyId: 'b'.repeat(64) };
+const issued = new Date(NOW - 90 * DAY);
+const events = [];
+const say = (type, body, author) => {
+  const statement = createStatement(type, body, author, issued);
+  const event = { statement, index: events.length, statementHash: statementHash(statement) };
+  events.push(event);
+  return event;
+};
+say('genesis', { origin: 'bench.example/gate', eventPartitions: 4, freshnessMs: 60_000, rootKeys: ['c'.repeat(64)], rootThreshold: 1, keys: [{ keyId: alice.keyId, principal: alice.principal, roles: ['admin'] }, { keyId: bob.keyId, principal: bob.principal, roles: ['admin'] }] }, { principal: 'root:one', keyId: 'c'.repeat(64) });
+for (const g of grants) {
+  const proposed = say('grant.proposed', { grantId: g.grantId, agentId: g.agentId, actionType: g.actionType, targetResource: g.targetResource, recipient: g.recipient, scope: g.scope, notBefore: new Date(g.notBefore).toISOString(), expiresAt: new Date(g.expiresAt).toISOString(), effect: g.effect, tier: g.tier, parentGrantId: null }, alice);
+  say('grant.cosigned', { grantId: g.grantId, grant: proposed.statementHash }, bob);
+}
+let started = performance.now();
+const state = gate.initialState();
+for (const event of events) gate.evolve(state, event);
+const foldMs = performance.now() - started;
+const eventCount = events.length;
+events.length = 0; // a gate keeps the grant table, not the statements
+if (state.grants.size !== GRANTS) throw new Error(`folded ${state.grants.size} grants, expected ${GRANTS}`);
+
+// --- request streams ------------------------------------------------------------
+const zipfRank = Array.from({ length: GRANTS }, (_, i) => i).sort(() => random() - 0.5);
+const zipfCumulative = new Float64Array(GRANTS);
+for (let r = 0, sum = 0; r < GRANTS; r++) zipfCumulative[r] = sum += 1 / (r + 1);
+function zipfGrant() {
+  const roll = random() * zipfCumulative[GRANTS - 1];
+  let lo = 0;
+  let hi = GRANTS - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (zipfCumulative[mid] < roll) lo = mid + 1;
+    else hi = mid;
+  }
+  return grants[zipfRank[lo]];
+}
+function stream(name, pickGrant) {
+  const requests = [];
+  const kinds = { hit: 0, near: 0, miss: 0 };
+  for (let n = 0; n < REQUESTS; n++) {
+    const g = pickGrant();
+    const roll = random();
+    const kind = roll < 0.5 ? 'hit' : roll < 0.75 ? 'near' : 'miss';
+    kinds[kind] += 1;
+    let proposal = { agentId: g.agentId, tool: g.tool, actionType: g.actionType, targetResource: g.targetResource, recipient: g.recipient, scope: g.scope, args: g.args, query: 'please handle this for me', labels: [] };
+    if (kind === 'near') proposal = random() < 0.5 ? { ...proposal, recipient: `${g.recipient}-other` } : { ...proposal, scope: `${g.scope}-other` };
+    if (kind === 'miss') proposal = { ...proposal, targetResource: `${g.targetResource}/unknown-${n}` };
+    requests.push({ kind, command: { now: NOW, channel: pick(['api', 'cli', 'web', 'telegram', 'discord']), context: { environment: pick(['production', 'staging']), crisis: false }, proposal } });
+  }
+  return { name, requests, kinds };
+}
+const streams = [stream('uniform', () => grants[Math.floor(random() * GRANTS)]), stream('zipf', zipfGrant)];
+
+// --- Cedar: one pre-parsed policy set per five-field key ----------------------------
+const literal = (value) => JSON.stringify(value);
+function policyText(g) {
+  const scope = `principal == Agent::${literal(g.agentId)}, action == Action::${literal(g.actionType)}, resource == Resource::${literal(g.targetResource)}`;
+  return `${g.effect === 'allow' ? 'permit' : 'forbid'} (${scope}) when { context.recipient == ${literal(g.recipient)} && context.scope == ${literal(g.scope)} && context.now >= ${g.notBefore} && context.now < ${g.expiresAt} };`;
+}
+const cedarIndex = new Map();
+let preparseMs = 0;
+if (WITH_CEDAR) {
+  started = performance.now();
+  if (cedar.preparsePolicySet('empty', { staticPolicies: {} }).type !== 'success') throw new Error('cedar: empty policy set');
+  let n = 0;
+  for (const [key, list] of byKey) {
+    const id = `k${n++}`;
+    const staticPolicies = {};
+    for (const g of list) staticPolicies[g.grantId] = policyText(g);
+    const answer = cedar.preparsePolicySet(id, { staticPolicies });
+    if (answer.type !== 'success') throw new Error(`cedar preparse ${id}: ${JSON.stringify(answer.errors)}`);
+    cedarIndex.set(key, id);
+    if (n % 10_000 === 0) log(`  cedar: pre-parsed ${n}/${byKey.size} policy sets (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }
+  preparseMs = performance.now() - started;
+}
+for (const s of streams) {
+  s.cedarCalls = s.requests.map(({ command }) => {
+    const p = command.proposal;
+    const id = cedarIndex.get(keyOf(p));
+    return { hasGrants: id !== undefined, call: { principal: { type: 'Agent', id: p.agentId }, action: { type: 'Action', id: p.actionType }, resource: { type: 'Resource', id: p.targetResource }, context: { recipient: p.recipient, scope: p.scope, now: command.now }, preparsedPolicySetId: id ?? 'empty', entities: [] } };
+  });
+}
+
+// --- timing -------------------------------------------------------------------------
+const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] / 1000;
+let sink = 0;
+/** Throughput (best of `passes` untimed-per-call passes, after a warm-up pass) and per-call latency (one more pass). */
+function measure(s, fn, passes) {
+  const n = s.requests.length;
+  for (let i = 0; i < n; i++) sink += fn(i);
+  let best = Infinity;
+  for (let pass = 0; pass < passes; pass++) {
+    const t = performance.now();
+    for (let i = 0; i < n; i++) sink += fn(i);
+    best = Math.min(best, performance.now() - t);
+  }
+  const ns = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    sink += fn(i);
+    ns[i] = Number(process.hrtime.bigint() - t);
+  }
+  if (passes === 0) best = ns.reduce((a, b) => a + b, 0) / 1e6;
+  const byKind = {};
+  for (const kind of ['hit', 'near', 'miss']) byKind[kind] = Float64Array.from(s.requests.flatMap((r, i) => (r.kind === kind ? [ns[i]] : []))).sort();
+  const all = ns.slice().sort();
+  return { perSecond: (n / best) * 1000, p50: percentile(all, 0.5), p99: percentile(all, 0.99), byKind };
+}
+const fmt = (x, digits = 1) => x.toFixed(digits);
+function row(name, r) {
+  const kinds = Object.entries(r.byKind).map(([k, v]) => `${k} ${fmt(percentile(v, 0.5), 2)}/${fmt(percentile(v, 0.99), 2)}`).join('  ');
+  return `  ${name.padEnd(34)} ${fmt(r.perSecond, 0).padStart(8)}/s  p50 ${fmt(r.p50, 2).padStart(6)} us  p99 ${fmt(r.p99, 2).padStart(7)} us   (p50/p99 us: ${kinds})`;
+}
+
+console.log(`gate bench: ${GRANTS} grants (${byKey.size} five-field keys, ${AGENTS.length} agents); ${REQUESTS} requests per stream; node ${process.version}; cedar ${cedar.getCedarVersion()}`);
+console.log(`fold: ${eventCount} authority events in ${fmt(foldMs, 0)} ms (${fmt((eventCount / foldMs) * 1000, 0)}/s)${WITH_CEDAR ? `; cedar pre-parse: ${byKey.size} policy sets in ${fmt(preparseMs / 1000, 1)} s` : ''}`);
+const findings = { block: null, allow: null, expired: null, nearMiss: false };
+let failed = false;
+for (const s of streams) {
+  const outcomes = { allow: 0, verify_first: 0, block: 0 };
+  for (const { command } of s.requests) outcomes[gate.decide(command, state).outcome] += 1;
+  console.log(`${s.name}: hit ${s.kinds.hit}, near miss ${s.kinds.near}, miss ${s.kinds.miss}; decide() outcomes ${JSON.stringify(outcomes)}`);
+  const ours = measure(s, (i) => gate.decide(s.requests[i].command, state).tier, 3);
+  console.log(row('decide()', ours));
+  if (!WITH_CEDAR) continue;
+  // Agreement: Cedar allows exactly when the grant table has an exact, active, in-window allow grant and no such block grant.
+  let agree = 0;
+  for (let i = 0; i < s.requests.length; i++) {
+    const cedarAllow = cedar.statefulIsAuthorized(s.cedarCalls[i].call).response?.decision === 'allow';
+    const f = gate.findGrants(state, s.requests[i].command.proposal, NOW, findings);
+    if (cedarAllow === (f.block === null && f.allow !== null)) agree += 1;
+  }
+  const every = measure(s, (i) => cedar.statefulIsAuthorized(s.cedarCalls[i].call).type.length, 1);
+  const skip = measure(s, (i) => (s.cedarCalls[i].hasGrants ? cedar.statefulIsAuthorized(s.cedarCalls[i].call).type.length : 0), 1);
+  console.log(row('cedar, every request', every));
+  console.log(row('cedar, keys without grants skipped', skip));
+  const ratio = ours.perSecond / every.perSecond;
+  const ratioSkip = ours.perSecond / skip.perSecond;
+  console.log(`  agreement of the grant table with cedar: ${agree}/${s.requests.length}`);
+  console.log(`  ratio decide/cedar: ${fmt(ratio, 2)}x (every request), ${fmt(ratioSkip, 2)}x (keys without grants skipped); target >= 5x; decide p99 ${fmt(ours.p99, 2)} us, target < 100 us`);
+  if (agree !== s.requests.length) failed = true;
+}
+if (sink === 0.5) console.log('');
+if (failed) process.exitCode = 1;

@@ -1,0 +1,150 @@
+#!/usr/bin/env node
+// Benchmarks of the live ledger on the real broker and Postgres, each beside a
+// baseline measured in the same run (compare ratios, not absolute numbers):
+//  1. sequencer ingest (events/s) vs the single-core ed25519 verify rate;
+//  2. proposal-to-signed-decision latency p50/p99 at a fixed offered rate vs
+//     a raw kafkajs produce-to-consume round trip on the same broker;
+//  3. projection rebuild (entries/s) vs a raw batched pg insert of as many rows.
+// Needs `bash scripts/kafka.sh start` and Postgres. BENCH_INGEST (default 4000),
+// BENCH_RATE (proposals/s, default 20), BENCH_SECONDS (default 10).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes, verify as rawVerify, createPublicKey } from 'node:crypto';
+import pg from 'pg';
+import { Kafka, logLevel } from 'kafkajs';
+import * as core from '@agent-ledger/core';
+import { createKafkaBus } from '@agent-ledger/kafka';
+import { LedgerClient } from '@agent-ledger/client';
+import { resetProjection } from '@agent-ledger/store';
+import { Projector, initHome, serve, topicNames } from '@agent-ledger/ledger';
+
+const INGEST = Number(process.env.BENCH_INGEST ?? 4000);
+const RATE = Number(process.env.BENCH_RATE ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const percentile = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freshHome() {
+  const id = randomBytes(4).toString('hex');
+  return initHome(mkdtempSync(join(tmpdir(), 'ledger-bench-')), { origin: `ledger.bench/${id}`, eventPartitions: 2, topicPrefix: `b${id}`, pgUrl: `postgres://postgres@127.0.0.1:5432/ledger_b${id}`, apiPort: 0 });
+}
+
+// 1. Sequencer ingest.
+{
+  const home = freshHome();
+  const topics = topicNames(home.config.topicPrefix);
+  const running = await serve(home, ['sequencer']);
+  const agent = home.key('agent-build-bot');
+  const p = core.eventPartitionOf(agent.principal, home.config.eventPartitions);
+  const envelopes = [];
+  for (let i = 0; i < INGEST; i++) {
+    const st = core.createStatement('proposal.submitted', { agentId: agent.principal, tool: 'shell', actionType: 'shell.exec', targetResource: 'host/a', recipient: 'none', scope: 'workspace', args: { command: `ls ${i}` }, query: 'bench', labels: [], channel: 'api', context: {} }, agent);
+    envelopes.push(core.signStatement(st, [agent], core.nodeEd25519));
+  }
+  // Single-core verify of the same signatures (the sequencer verifies each once).
+  const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(agent.keyId, 'hex')]), format: 'der', type: 'spki' });
+  const items = envelopes.map((e) => [Buffer.from(core.signingMessage(core.canonicalJson(e.statement))), Buffer.from(e.signatures[0].sig, 'base64')]);
+  let t = performance.now();
+  for (const [m, s] of items) rawVerify(null, m, key, s);
+  const verifyRate = INGEST / ((performance.now() - t) / 1000);
+  const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: 'bench' });
+  const before = BigInt((await bus.endOffsets(topics.events)).get(p - 1) ?? '0');
+  // Intake is loaded first, then the sequencer drains it: the rate is the sequencer's alone.
+  await running.stop();
+  for (let i = 0; i < envelopes.length; i += 500) await bus.publish(envelopes.slice(i, i + 500).map((e) => ({ topic: topics.intake, partition: p, key: agent.principal, value: JSON.stringify(e) })));
+  t = performance.now();
+  const again = await serve(home, ['sequencer']);
+  for (;;) {
+    const end = BigInt((await bus.endOffsets(topics.events)).get(p - 1) ?? '0');
+    if (end - before >= BigInt(INGEST)) break;
+    await sleep(20);
+  }
+  const ingestRate = INGEST / ((performance.now() - t) / 1000);
+  await again.stop();
+  await bus.close();
+  console.log(`sequencer ingest ${ingestRate.toFixed(0)} events/s (including restart and recovery)   single-core verify ${verifyRate.toFixed(0)}/s   ratio ${(ingestRate / verifyRate).toFixed(2)}`);
+}
+
+// 2. Proposal-to-decision latency, and 3. projection rebuild.
+{
+  const home = freshHome();
+  const running = await serve(home, ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem']);
+  const client = new LedgerClient({ baseUrl: running.apiUrl, signer: home.key('agent-build-bot'), deciderKeys: [home.key('gate').keyId] });
+  for (let i = 0; i < 5; i++) await client.proposeAndWait({ tool: 'shell', actionType: 'shell.exec', targetResource: 'host/a', recipient: 'none', scope: 'workspace', args: { command: 'ls', warm: i }, query: 'warm-up', labels: [], channel: 'api', context: {} });
+  const latencies = [];
+  const waits = [];
+  const n = RATE * SECONDS;
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    const due = start + (i * 1000) / RATE;
+    const delay = due - performance.now();
+    if (delay > 0) await sleep(delay);
+    const sent = performance.now();
+    waits.push(client.proposeAndWait({ tool: 'shell', actionType: 'shell.exec', targetResource: 'host/a', recipient: 'none', scope: 'workspace', args: { command: 'ls -la', i }, query: 'bench', labels: [], channel: 'api', context: {} }, 60_000).then((d) => { if (d.outcome !== 'allow') throw new Error(d.outcome); latencies.push(performance.now() - sent); }));
+  }
+  await Promise.all(waits);
+
+  // Raw kafkajs produce-to-consume round trip on the same broker, same rate.
+  const kafka = new Kafka({ clientId: 'raw-bench', brokers: home.config.kafkaBrokers, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const topic = `raw-bench-${randomBytes(3).toString('hex')}`;
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const consumer = kafka.consumer({ groupId: `${topic}-g` });
+  await producer.connect();
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const sentAt = new Map();
+  const raw = [];
+  let done;
+  const finished = new Promise((r) => (done = r));
+  await consumer.run({ eachMessage: async ({ message }) => { const k = message.key.toString(); raw.push(performance.now() - sentAt.get(k)); if (raw.length === n) done(); } });
+  await sleep(3000);
+  const rawStart = performance.now();
+  for (let i = 0; i < n; i++) {
+    const due = rawStart + (i * 1000) / RATE;
+    const delay = due - performance.now();
+    if (delay > 0) await sleep(delay);
+    sentAt.set(String(i), performance.now());
+    await producer.send({ topic, acks: -1, messages: [{ key: String(i), value: 'x'.repeat(900) }] });
+  }
+  await finished;
+  await consumer.disconnect();
+  await producer.disconnect();
+  await admin.deleteTopics({ topics: [topic] });
+  await admin.disconnect();
+  console.log(`proposal -> verified decision at ${RATE}/s: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms   raw kafkajs round trip: p50 ${percentile(raw, 50).toFixed(1)} ms, p99 ${percentile(raw, 99).toFixed(1)} ms   p50 ratio ${(percentile(latencies, 50) / percentile(raw, 50)).toFixed(1)}x`);
+
+  // 3. Rebuild.
+  await running.projector.stop();
+  const pool = new pg.Pool({ connectionString: home.config.pgUrl });
+  const count = Number((await pool.query('SELECT sum(size)::int AS n FROM partition_heads')).rows[0].n);
+  await resetProjection(pool);
+  let t = performance.now();
+  const rebuild = new Projector(running.bus, pool, home.config.eventPartitions, topicNames(home.config.topicPrefix));
+  await rebuild.start();
+  await rebuild.stop();
+  const rebuildRate = count / ((performance.now() - t) / 1000);
+  await pool.query('CREATE TEMP TABLE raw_rows (partition int, index bigint, hash text, type text, sequenced_at timestamptz, body jsonb)');
+  const client2 = await pool.connect();
+  t = performance.now();
+  for (let i = 0; i < count; i += 500) {
+    const rows = Math.min(500, count - i);
+    const values = [];
+    const params = [];
+    for (let j = 0; j < rows; j++) {
+      const b = params.length;
+      values.push(`($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5},$${b + 6})`);
+      params.push(1, i + j, randomBytes(32).toString('hex'), 'proposal.submitted', new Date().toISOString(), JSON.stringify({ i: i + j, pad: 'x'.repeat(200) }));
+    }
+    await client2.query(`INSERT INTO raw_rows VALUES ${values.join(',')}`, params);
+  }
+  const insertRate = count / ((performance.now() - t) / 1000);
+  client2.release();
+  await pool.end();
+  await running.stop();
+  console.log(`projection rebuild ${rebuildRate.toFixed(0)} entries/s (${count} entries)   raw batched pg insert ${insertRate.toFixed(0)} rows/s   ratio ${(rebuildRate / insertRate).toFixed(2)}`);
+}
+process.exit(0);

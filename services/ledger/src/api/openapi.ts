@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { KNOWN_CODES } from '@agent-ledger/refusals';
+import { EnvelopeSchema } from '@agent-ledger/core';
+
+const errorSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'object', required: ['code', 'message', 'retryable'], properties: { code: { type: 'string', enum: [...KNOWN_CODES] }, message: { type: 'string' }, retryable: { type: 'boolean' } } } },
+};
+const refusal = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+
+/** The OpenAPI 3.1 document of the HTTP API (request schemas generated from the zod sources). */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'agent-ledger API', version: '1.0.0', description: 'Signed, hash-chained audit ledger and action firewall for AI agents.' },
+    components: { schemas: { Envelope: z.toJSONSchema(EnvelopeSchema, { target: 'draft-2020-12' }), Error: errorSchema } },
+    paths: {
+      '/v1/statements': {
+        post: {
+          summary: 'Submit a signed statement (proposal, human response, grant write, key write) for sequencing',
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
+          responses: { '202': { description: 'Accepted for intake: {id, statementHash, partition}' }, '400': refusal('SCHEMA_INVALID'), '401': refusal('INVALID_SIGNATURE or KEY_UNKNOWN'), '403': refusal('KEY_REVOKED, KEY_ROLE or POLICY_VIOLATION') },
+        },
+      },
+      '/v1/decisions/{proposal}': {
+        get: {
+          summary: "Long-poll one proposal's final decision (woken by Postgres LISTEN/NOTIFY)",
+          parameters: [{ name: 'proposal', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, { name: 'waitMs', in: 'query', schema: { type: 'integer', maximum: 60000 } }],
+          responses: { '200': { description: 'The decision' }, '202': { description: 'No decision yet' }, '400': refusal('SCHEMA_INVALID') },
+        },
+      },
+      '/v1/pending': { get: { summary: 'The pending-approval queue', responses: { '200': { description: 'Pending confirmations' } } } },
+      '/v1/grants': { get: { summary: 'The grant table', responses: { '200': { description: 'Grants with provenance' } } } },
+      '/v1/refusals/metrics': { get: { summary: 'Refusals by code and minute', responses: { '200': { description: 'Counts' } } } },
+      '/v1/enforcement': { get: { summary: 'Enforcement records (decisions)', responses: { '200': { description: 'Records' } } } },
+      '/v1/checkpoints/latest': { get: { summary: "A partition's newest signed checkpoint", responses: { '200': { description: 'C2SP signed note' }, '404': refusal('none yet') } } },
+      '/v1/receipts/{partition}/{index}': { get: { summary: 'Entry + inclusion proof + checkpoint', responses: { '200': { description: 'Receipt (SPEC.md section 10)' }, '404': refusal('not checkpointed yet') } } },
+      '/v1/consistency': { get: { summary: 'RFC 9162 consistency proof between two sizes', responses: { '200': { description: 'Proof' }, '400': refusal('SCHEMA_INVALID') } } },
+      '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format' } } } },
+      '/healthz': { get: { summary: 'Health (503 when a projection partition halted on INTEGRITY_FAILURE)', responses: { '200': { description: 'ok' }, '503': { description: 'unhealthy' } } } },
+      '/readyz': { get: { summary: 'Readiness', responses: { '200': { description: 'ready' }, '503': { description: 'not ready' } } } },
+    },
+  };
+}

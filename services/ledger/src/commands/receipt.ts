@@ -1,0 +1,137 @@
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
+import { z } from 'zod';
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import {
+  AuthorityState,
+  EntrySchema,
+  EnvelopeSchema,
+  MerkleTree,
+  canonicalJson,
+  entryHash,
+  envelopeHash,
+  fromBase64,
+  fromHex,
+  headerOf,
+  nodeEd25519,
+  openNote,
+  parseCheckpoint,
+  parseStrictJson,
+  parseStrictJsonBytes,
+  partitionOrigin,
+  readLineBatches,
+  toBase64,
+  verifyEnvelopeSignatures,
+  verifyInclusion,
+  type Entry,
+  type Envelope,
+  type NoteVerifier,
+} from '@agent-ledger/core';
+import { Exit, UsageError } from '../cli-error.js';
+import { readTrustRoot } from '../trust-root-file.js';
+
+/**
+ * A receipt: one entry, its RFC 9162 inclusion proof, the signed checkpoint
+ * the proof leads to, and the genesis statement that registers the
+ * checkpoint's signing key, so that a pinned trust root is all it needs.
+ */
+const ReceiptSchema = z.strictObject({
+  v: z.literal(1),
+  entry: EntrySchema,
+  inclusionProof: z.array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/)).max(64),
+  checkpoint: z.string().min(1).max(65536),
+  genesis: EnvelopeSchema,
+});
+
+/** `ledger receipt`: extracts a receipt for one entry from a bundle. */
+export async function receiptCommand(options: { bundle: string; partition: number; index: number; out: string }): Promise<number> {
+  const tree = new MerkleTree();
+  let genesis: Envelope | undefined;
+  let entry: Entry | undefined;
+  let checkpoint: { note: string; size: number } | undefined;
+  outer: for await (const batch of readLineBatches(createReadStream(options.bundle))) {
+    let start = 0;
+    for (const end of batch.ends) {
+      const line = parseStrictJsonBytes(batch.bytes.subarray(start, end)) as { kind?: string; partition?: number; index?: number; hash?: string; note?: string; envelope?: Envelope };
+      start = end;
+      if (line.kind === 'entry' && line.partition === 0 && line.index === 0) genesis = line.envelope;
+      if (line.partition !== options.partition) continue;
+      if (line.kind === 'entry' && typeof line.hash === 'string') {
+        tree.append(fromHex(line.hash, 32));
+        if (line.index === options.index) {
+          const { kind: _kind, ...fields } = line;
+          entry = fields as unknown as Entry;
+        }
+      } else if (line.kind === 'checkpoint' && typeof line.note === 'string' && tree.size > options.index) {
+        checkpoint = { note: line.note, size: tree.size };
+        break outer;
+      }
+    }
+  }
+  if (genesis === undefined || entry === undefined || checkpoint === undefined) {
+    throw new UsageError(`no checkpointed entry ${options.partition}/${options.index} in ${options.bundle}`);
+  }
+  const receipt = {
+    v: 1,
+    entry,
+    inclusionProof: tree.inclusionProof(options.index, checkpoint.size).map(toBase64),
+    checkpoint: checkpoint.note,
+    genesis,
+  };
+  writeFileSync(options.out, `${JSON.stringify(receipt, null, 2)}\n`);
+  process.stdout.write(`receipt for ${options.partition}/${options.index} against checkpoint of size ${checkpoint.size} written to ${options.out}\n`);
+  return Exit.ok;
+}
+
+/** Result of checking a receipt. */
+export interface ReceiptVerdict {
+  readonly ok: boolean;
+  readonly code: ReasonCode | null;
+  readonly message: string;
+}
+
+/** Checks a receipt (untrusted input) against a trust root. Never throws for bad content. */
+export function verifyReceipt(text: string, trustRoot: ReturnType<typeof readTrustRoot>): ReceiptVerdict {
+  try {
+    const parsed = ReceiptSchema.safeParse(parseStrictJson(text));
+    if (!parsed.success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `receipt: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const receipt = parsed.data as unknown as { entry: Entry; inclusionProof: string[]; checkpoint: string; genesis: Envelope };
+    // 1. The genesis is signed by the pinned roots and names the sequencer keys.
+    const authority = new AuthorityState(trustRoot);
+    const genesisCanonical = canonicalJson(receipt.genesis.statement);
+    if (receipt.genesis.statement.type !== 'genesis') throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'receipt genesis is not a genesis statement');
+    authority.authorize(receipt.genesis.statement, verifyEnvelopeSignatures(receipt.genesis, genesisCanonical, nodeEd25519), 0);
+    authority.apply(receipt.genesis.statement, 0);
+    const verifiers: NoteVerifier[] = [...authority.keys()]
+      .filter((k) => k.roles.includes('sequencer'))
+      .map((k) => ({ name: trustRoot.origin, publicKey: fromHex(k.keyId, 32), verify: (pk, m, s) => nodeEd25519.verify(pk, m, s) }));
+    // 2. The checkpoint is signed by one of them and is this partition's.
+    const checkpoint = parseCheckpoint(openNote(receipt.checkpoint, verifiers).text);
+    const entry = receipt.entry;
+    if (checkpoint.origin !== partitionOrigin(trustRoot.origin, entry.partition)) {
+      throw new LedgerError(ReasonCode.CHECKPOINT_INVALID, `checkpoint is for ${checkpoint.origin}, not partition ${entry.partition}`);
+    }
+    // 3. The entry's signatures hold and its hash is its content's.
+    const canonical = canonicalJson(entry.envelope.statement);
+    verifyEnvelopeSignatures(entry.envelope, canonical, nodeEd25519);
+    const hash = entryHash(headerOf(entry, envelopeHash(entry.envelope, canonical)));
+    if (hash !== entry.hash) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'entry hash does not match its content');
+    // 4. RFC 9162 section 2.1.3.2: the proof leads from the entry to the signed root.
+    const proof = receipt.inclusionProof.map((p) => fromBase64(p, 32));
+    if (!verifyInclusion(fromHex(hash, 32), entry.index, checkpoint.size, proof, checkpoint.rootHash)) {
+      throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'inclusion proof does not lead to the checkpoint root');
+    }
+    return { ok: true, code: null, message: `entry ${entry.partition}/${entry.index} is in the log of size ${checkpoint.size}` };
+  } catch (err) {
+    if (err instanceof LedgerError) return { ok: false, code: err.code, message: err.message };
+    throw err;
+  }
+}
+
+/** `ledger verify-receipt`. */
+export function verifyReceiptCommand(path: string, options: { trustRoot: string; json?: boolean }): number {
+  const trustRoot = readTrustRoot(options.trustRoot);
+  const verdict = verifyReceipt(readFileSync(path, 'utf8'), trustRoot);
+  if (options.json === true) process.stdout.write(`${JSON.stringify(verdict)}\n`);
+  else process.stdout.write(verdict.ok ? `OK: ${verdict.message}\n` : `FAIL: ${verdict.code}: ${verdict.message}\n`);
+  return verdict.ok ? Exit.ok : Exit.invalid;
+}

@@ -1,0 +1,54 @@
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { SingleBar, Presets } from 'cli-progress';
+import { verifyBundle, type VerificationReport } from '@agent-ledger/verifier';
+import { readTrustRoot } from '../trust-root-file.js';
+import { Exit, UsageError } from '../cli-error.js';
+
+/** Options of `ledger verify-chain`. */
+export interface VerifyChainOptions {
+  readonly trustRoot: string;
+  readonly json?: boolean;
+  readonly knownCheckpoint?: string;
+  readonly allowUncoveredTail?: boolean;
+  readonly workers?: number;
+}
+
+/** Verifies a bundle offline; prints a verdict; returns the exit status. */
+export async function verifyChainCommand(bundlePath: string, options: VerifyChainOptions): Promise<number> {
+  const trustRoot = readTrustRoot(options.trustRoot);
+  let knownCheckpoint: string | undefined;
+  if (options.knownCheckpoint !== undefined) knownCheckpoint = readFileSync(options.knownCheckpoint, 'utf8');
+  let size: number;
+  try {
+    size = statSync(bundlePath).size;
+  } catch (err) {
+    throw new UsageError(`cannot read ${bundlePath}: ${(err as Error).message}`);
+  }
+  const workers = options.workers ?? Math.min(availableParallelism(), 8);
+  const bar = process.stderr.isTTY && options.json !== true ? new SingleBar({ format: 'verify-chain [{bar}] {percentage}% | {entries} entries | eta {eta}s', stream: process.stderr }, Presets.shades_classic) : undefined;
+  bar?.start(size, 0, { entries: 0 });
+  const started = process.hrtime.bigint();
+  let report: VerificationReport;
+  try {
+    report = await verifyBundle(createReadStream(bundlePath, { highWaterMark: 1 << 20 }), trustRoot, {
+      workers,
+      allowUncoveredTail: options.allowUncoveredTail === true,
+      ...(knownCheckpoint === undefined ? {} : { knownCheckpoint }),
+      onProgress: (bytes, entries) => bar?.update(Math.min(bytes, size), { entries }),
+    });
+  } finally {
+    bar?.stop();
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (options.json === true) {
+    process.stdout.write(`${JSON.stringify({ ok: report.ok, entries: report.entries, failure: report.failure === null ? null : { partition: report.failure.partition, index: report.failure.index, code: report.failure.code, message: report.failure.message } })}\n`);
+  } else if (report.ok) {
+    const parts = report.partitions.map((p) => `${p.partition}:${p.size}`).join(' ');
+    process.stdout.write(`OK: ${report.entries} entries verified in ${seconds.toFixed(2)}s (partition:size ${parts})\n`);
+  } else if (report.failure !== null) {
+    const f = report.failure;
+    process.stdout.write(`FAIL: partition ${f.partition} index ${f.index}: ${f.code}: ${f.message}${f.line === null ? '' : ` (line ${f.line})`}\n`);
+  }
+  return report.ok ? Exit.ok : Exit.invalid;
+}

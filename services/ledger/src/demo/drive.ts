@@ -1,0 +1,122 @@
+import { LedgerClient } from '@agent-ledger/client';
+import type { BodyOf, Signer } from '@agent-ledger/core';
+import type { LedgerHome } from '../home.js';
+import { SCENARIOS, prng, pickScenario, type Scenario } from './scenarios.js';
+
+/** Outcome counts of a drive. */
+export interface DriveSummary {
+  readonly proposals: number;
+  readonly outcomes: Record<string, number>;
+  readonly codes: Record<string, number>;
+  readonly approvals: number;
+  readonly denials: number;
+}
+
+async function getJson<T>(url: string): Promise<T> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return (await response.json()) as T;
+}
+
+/**
+ * Drives a realistic stream of agent proposals through the running ledger
+ * with the SDK: an admin writes a grant that a second admin co-signs, then
+ * agents propose; approvers approve or deny some confirmations with signed
+ * responses and leave others to time out. Returns what the gate decided.
+ */
+export async function drive(home: LedgerHome, options: { proposals: number; seed?: number; log?: (line: string) => void }): Promise<DriveSummary> {
+  const log = options.log ?? (() => undefined);
+  const baseUrl = home.apiUrl();
+  const gateKey = home.key('gate').keyId;
+  const client = (signer: Signer): LedgerClient => new LedgerClient({ baseUrl, signer, deciderKeys: [gateKey] });
+  const random = prng(options.seed ?? 3);
+  const alice = client(home.key('admin-alice'));
+  const bob = client(home.key('admin-bob'));
+  const approvers = [client(home.key('approver-dana')), client(home.key('approver-eli'))];
+
+  // Four-eyes grant: alice proposes, bob co-signs the exact proposal hash.
+  const pay = SCENARIOS.find((s) => s.name === 'pay-acme-invoice') as Scenario;
+  const now = Date.now();
+  const grantId = `grant-acme-${now}`;
+  const proposed = alice.sign('grant.proposed', {
+    grantId, agentId: pay.agent, actionType: pay.actionType, targetResource: pay.targetResource, recipient: pay.recipient, scope: pay.scope,
+    notBefore: new Date(now - 60_000).toISOString(), expiresAt: new Date(now + 30 * 86_400_000).toISOString(), effect: 'allow', tier: pay.tier, parentGrantId: null,
+  });
+  const submittedGrant = await alice.submit(proposed);
+  await bob.submit(bob.sign('grant.cosigned', { grantId, grant: submittedGrant.statementHash }));
+  const block = SCENARIOS.find((s) => s.name === 'restart-db-host') as Scenario;
+  const blockGrant = alice.sign('grant.proposed', {
+    grantId: `grant-block-${now}`, agentId: block.agent, actionType: block.actionType, targetResource: block.targetResource, recipient: block.recipient, scope: block.scope,
+    notBefore: new Date(now - 60_000).toISOString(), expiresAt: new Date(now + 365 * 86_400_000).toISOString(), effect: 'block', tier: block.tier, parentGrantId: null,
+  });
+  const submittedBlock = await alice.submit(blockGrant);
+  await bob.submit(bob.sign('grant.cosigned', { grantId: `grant-block-${now}`, grant: submittedBlock.statementHash }));
+  for (let i = 0; i < 200; i++) {
+    const { grants } = await getJson<{ grants: { grantId: string; status: string }[] }>(`${baseUrl}/v1/grants`);
+    if (grants.filter((g) => g.grantId.endsWith(String(now)) && g.status === 'active').length === 2) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  log('grants written and co-signed (four eyes)');
+
+  const outcomes: Record<string, number> = {};
+  const codes: Record<string, number> = {};
+  let approvals = 0;
+  let denials = 0;
+  const agents = new Map<string, LedgerClient>();
+  const agentClient = (principal: string): LedgerClient => {
+    let c = agents.get(principal);
+    if (c === undefined) {
+      c = client(home.key(principal.replace(':', '-')));
+      agents.set(principal, c);
+    }
+    return c;
+  };
+  const waits: Promise<void>[] = [];
+  for (let n = 0; n < options.proposals; n++) {
+    const scenario = pickScenario(random);
+    const agent = agentClient(scenario.agent);
+    const body: Omit<BodyOf<'proposal.submitted'>, 'agentId'> = {
+      tool: scenario.tool, actionType: scenario.actionType, targetResource: scenario.targetResource, recipient: scenario.recipient, scope: scenario.scope,
+      args: scenario.args, query: scenario.query, labels: [], channel: 'api',
+      context: { environment: scenario.rules.includes('context.production') ? 'production' : 'staging', crisis: false, run: n },
+    };
+    const { statementHash: proposal } = await agent.propose(body);
+    const roll = random();
+    waits.push(
+      (async () => {
+        // Approvers answer some confirmations; the rest time out (denied, never approved).
+        const answer = roll < 0.45 ? 'approve' : roll < 0.75 ? 'deny' : null;
+        const deadline = Date.now() + 120_000;
+        let answered = answer === null;
+        for (;;) {
+          const response = await fetch(`${baseUrl}/v1/decisions/${proposal}?waitMs=${answered ? 20_000 : 200}`);
+          if (response.status === 200) {
+            const decision = await agent.awaitDecision(proposal, 5_000);
+            outcomes[decision.outcome] = (outcomes[decision.outcome] ?? 0) + 1;
+            if (decision.code !== null) codes[decision.code] = (codes[decision.code] ?? 0) + 1;
+            return;
+          }
+          if (!answered) {
+            const { pending } = await getJson<{ pending: { proposalHash: string; requestHash: string; status: string }[] }>(`${baseUrl}/v1/pending`);
+            const item = pending.find((p) => p.proposalHash === proposal && p.status === 'pending');
+            if (item !== undefined) {
+              const approver = approvers[Math.floor(random() * approvers.length)] as LedgerClient;
+              const approverBody = { agentId: scenario.agent, proposal, request: item.requestHash, answer: answer as 'approve' | 'deny', assurance: 'self_signed' as const, platformIdentity: null };
+              await approver.submit(approver.sign('human.response', approverBody));
+              if (scenario.tier === 4 && answer === 'approve') {
+                const second = approvers.find((a) => a !== approver) as LedgerClient;
+                await second.submit(second.sign('human.response', approverBody));
+              }
+              if (answer === 'approve') approvals += 1;
+              else denials += 1;
+              answered = true;
+            }
+          }
+          if (Date.now() > deadline) throw new Error(`no decision for ${proposal}`);
+        }
+      })(),
+    );
+  }
+  await Promise.all(waits);
+  return { proposals: options.proposals, outcomes, codes, approvals, denials };
+}

@@ -1,0 +1,154 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Exit, reportError } from './cli-error.js';
+import { demoCommand } from './commands/demo.js';
+import { genesisCommand, keygenCommand } from './commands/keys.js';
+import { receiptCommand, verifyReceiptCommand } from './commands/receipt.js';
+import { schemasCommand } from './commands/schemas.js';
+import { verifyChainCommand } from './commands/verify-chain.js';
+import { exportCommand } from './commands/export.js';
+import { driveCommand, initCommand, serveCommand } from './commands/live.js';
+import { gateEvaluateCommand } from './commands/gate-evaluate.js';
+
+function wholeNumber(value: string): number {
+  if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number');
+  return Number(value);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+let exitCode: number = Exit.ok;
+const run =
+  <A extends unknown[]>(fn: (...args: A) => number | Promise<number>) =>
+  async (...args: A): Promise<void> => {
+    exitCode = await fn(...args);
+  };
+
+const program = new Command('ledger')
+  .description('Signed, hash-chained audit ledger and action firewall for AI agents')
+  .exitOverride()
+  .showHelpAfterError();
+
+program
+  .command('verify-chain')
+  .description('verify an exported bundle offline against a pinned trust root (exit 0 valid, 1 invalid, 2 usage or I/O error)')
+  .argument('<bundle>', 'NDJSON bundle file')
+  .requiredOption('--trust-root <file>', 'trust-root JSON file (root keys and threshold)')
+  .option('--json', 'print one JSON report object')
+  .option('--known-checkpoint <file>', 'a signed checkpoint seen earlier; the bundle must extend it')
+  .option('--allow-uncovered-tail', 'accept entries after the last checkpoint of a partition')
+  .option('--workers <n>', 'signature-check worker threads (default: CPU count)', wholeNumber)
+  .action(run((bundle: string, opts: { trustRoot: string; json?: boolean; knownCheckpoint?: string; allowUncoveredTail?: boolean; workers?: number }) => verifyChainCommand(bundle, opts)));
+
+program
+  .command('receipt')
+  .description("write one entry's receipt (entry, inclusion proof, covering checkpoint) from a bundle")
+  .requiredOption('--bundle <file>', 'bundle to read')
+  .requiredOption('--partition <n>', 'partition', wholeNumber)
+  .requiredOption('--index <n>', 'entry index', wholeNumber)
+  .requiredOption('--out <file>', 'receipt file to write')
+  .action(run((opts: { bundle: string; partition: number; index: number; out: string }) => receiptCommand(opts)));
+
+program
+  .command('verify-receipt')
+  .description("verify one entry's inclusion proof against its signed checkpoint, offline")
+  .argument('<receipt>', 'receipt JSON file')
+  .requiredOption('--trust-root <file>', 'trust-root JSON file')
+  .option('--json', 'print one JSON report object')
+  .action(run((receipt: string, opts: { trustRoot: string; json?: boolean }) => verifyReceiptCommand(receipt, opts)));
+
+program
+  .command('demo')
+  .description('synthesize a realistic, valid ledger bundle and its trust root')
+  .requiredOption('--events <n>', 'number of entries to write', wholeNumber)
+  .requiredOption('--out <file>', 'bundle file to write')
+  .requiredOption('--trust-root-out <file>', 'trust-root file to write')
+  .option('--partitions <n>', 'event partitions', wholeNumber)
+  .option('--checkpoint-every <n>', 'entries between checkpoints in a partition', wholeNumber)
+  .option('--seed <n>', 'seed of the scenario mix', wholeNumber)
+  .action(run((opts: { events: number; out: string; trustRootOut: string; partitions?: number; checkpointEvery?: number; seed?: number }) => demoCommand(opts)));
+
+program
+  .command('keygen')
+  .description('create an Ed25519 key file (mode 0600) for a principal and print its key id')
+  .requiredOption('--principal <id>', 'who the key speaks for, e.g. admin:alice')
+  .requiredOption('--out <file>', 'key file to write')
+  .option('--force', 'overwrite an existing file')
+  .action(run((opts: { principal: string; out: string; force?: boolean }) => keygenCommand(opts)));
+
+program
+  .command('genesis')
+  .description('sign the genesis statement with root keys and write the trust root')
+  .requiredOption('--origin <origin>', 'log origin, e.g. ledger.example.com/prod')
+  .requiredOption('--root-key <file>', 'root key file (repeat for each signer)', collect, [])
+  .requiredOption('--threshold <m>', 'root signatures required', wholeNumber)
+  .requiredOption('--key <file=roles>', 'first keys and their roles, e.g. alice.key=admin (repeat)', collect, [])
+  .addOption(new Option('--event-partitions <n>', 'event partitions').argParser(wholeNumber).default(4))
+  .addOption(new Option('--freshness-ms <ms>', 'accepted clock skew of statements').argParser(wholeNumber).default(300_000))
+  .requiredOption('--out <file>', 'genesis envelope file to write')
+  .requiredOption('--trust-root-out <file>', 'trust-root file to write')
+  .action(run((opts: Parameters<typeof genesisCommand>[0]) => genesisCommand(opts)));
+
+program
+  .command('init')
+  .description('create the local installation in .ledger/ (keys, genesis signed by 2 of 3 root keys, trust root, configuration)')
+  .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
+  .option('--origin <origin>', 'log origin')
+  .option('--partitions <n>', 'event partitions', wholeNumber)
+  .option('--topic-prefix <prefix>', 'prefix of every topic and consumer group')
+  .option('--force', 'replace an existing installation')
+  .action(run((opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean }) => initCommand(opts)));
+
+program
+  .command('serve')
+  .description('run ledger roles: all, or any of api, sequencer, gate, projector, timer, siem')
+  .option('--home <dir>', 'installation directory')
+  .option('--target <role...>', 'roles to run', ['all'])
+  .action(run((opts: { home?: string; target: string[] }) => serveCommand(opts)));
+
+program
+  .command('export')
+  .description('write the committed log, through the newest checkpoint of each partition, as a bundle')
+  .requiredOption('--out <file>', 'bundle file to write')
+  .option('--home <dir>', 'installation directory')
+  .action(run((opts: { out: string; home?: string }) => exportCommand(opts)));
+
+program
+  .command('drive')
+  .description('drive a realistic stream of agent proposals through the running API and print the outcomes')
+  .option('--home <dir>', 'installation directory')
+  .option('--proposals <n>', 'number of proposals', wholeNumber, 40)
+  .action(run((opts: { home?: string; proposals: number }) => driveCommand(opts)));
+
+const gate = program.command('gate').description('the pure gate: decide proposals offline');
+gate
+  .command('evaluate')
+  .description('decide scenarios (one JSON object or an array) and print one JSON decision line per scenario, in order')
+  .requiredOption('--scenario <file>', 'scenario JSON file')
+  .action(run((opts: { scenario: string }) => gateEvaluateCommand(opts.scenario)));
+
+program
+  .command('schemas')
+  .description('write the JSON Schemas generated from the statement types')
+  .requiredOption('--out <dir>', 'directory')
+  .option('--check', 'fail when the files on disk differ')
+  .action(run((opts: { out: string; check?: boolean }) => schemasCommand(opts)));
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    exitCode = err.exitCode === 0 ? Exit.ok : Exit.usage;
+  } else {
+    try {
+      exitCode = reportError(err);
+    } catch (unexpected) {
+      process.stderr.write(`ledger: internal error: ${(unexpected as Error).stack ?? String(unexpected)}\n`);
+      exitCode = Exit.usage;
+    }
+  }
+}
+process.exitCode = exitCode;
+// Kafka and Postgres clients may hold the event loop open after a command finishes.
+if (process.argv[2] === 'serve') process.exit(exitCode);

@@ -1,0 +1,91 @@
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import {
+  AuthorityState,
+  EnvelopeSchema,
+  Principal,
+  ReplayWindow,
+  canonicalJson,
+  checkRouting,
+  nodeEd25519,
+  parseStrictJsonBytes,
+  sha256Hex,
+  verifyEnvelopeSignatures,
+  type Envelope,
+} from '@agent-ledger/core';
+
+/** An intake record the sequencer accepts, with its canonical statement text. */
+export interface Admitted {
+  readonly kind: 'admitted';
+  readonly envelope: Envelope;
+  readonly canonical: string;
+}
+
+/** An intake record the sequencer refuses: it becomes a signed `intake.rejected` entry. */
+export interface Rejected {
+  readonly kind: 'rejected';
+  readonly code: ReasonCode;
+  readonly detail: string;
+  /** The agent the input claims to be about, when that much is readable. */
+  readonly agentId: string;
+  /** SHA-256 of the raw input bytes: what was refused, without storing it. */
+  readonly input: string;
+}
+
+const INTAKE_LIMITS = { maxBytes: 256 * 1024, maxDepth: 32 };
+
+function claimedAgent(value: unknown): string {
+  const body = (value as { statement?: { body?: { agentId?: unknown } } } | null)?.statement?.body;
+  const agentId = body?.agentId;
+  return typeof agentId === 'string' && Principal.safeParse(agentId).success ? agentId : 'unknown';
+}
+
+/**
+ * Admission of one intake record into ledger partition `partition`, judged
+ * against the registry at authority index `authorityIndex` and the
+ * partition's replay window, at sequencing time `nowMs`. The same rules the
+ * offline verifier applies (SPEC.md section 9), so that what is admitted
+ * verifies. Untrusted input: never throws; every refusal is a Rejected.
+ *
+ * On the authority partition an admitted statement is also applied to
+ * `authority` (the caller's speculative state, discarded if the write fails).
+ */
+export function admit(
+  raw: Uint8Array,
+  partition: number,
+  eventPartitions: number,
+  authority: AuthorityState,
+  authorityIndex: number,
+  window: ReplayWindow | null,
+  nowMs: number,
+): Admitted | Rejected {
+  let value: unknown = null;
+  try {
+    value = parseStrictJsonBytes(raw, INTAKE_LIMITS);
+    const parsed = EnvelopeSchema.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid envelope'}`);
+    }
+    const envelope = parsed.data as unknown as Envelope;
+    const statement = envelope.statement;
+    if (statement.type === 'intake.rejected') {
+      throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
+    }
+    const canonical = canonicalJson(statement);
+    const signers = verifyEnvelopeSignatures(envelope, canonical, nodeEd25519);
+    const agentId = (statement.body as { agentId?: string }).agentId ?? null;
+    checkRouting(statement.type, agentId, partition, eventPartitions);
+    authority.authorize(statement, signers, authorityIndex);
+    // Genesis is signed offline by the root holders, possibly long before the
+    // ledger starts: it is exempt from freshness, as in the verifier.
+    if (statement.type !== 'genesis') {
+      if (window === null) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the ledger has no genesis yet');
+      window.admit(statement.id, Date.parse(statement.issuedAt), nowMs);
+    }
+    if (partition === 0) authority.apply(statement, authorityIndex);
+    return { kind: 'admitted', envelope, canonical };
+  } catch (err) {
+    if (!(err instanceof LedgerError)) throw err;
+    return { kind: 'rejected', code: err.code, detail: err.message.slice(0, 300), agentId: claimedAgent(value), input: sha256Hex(raw) };
+  }
+}

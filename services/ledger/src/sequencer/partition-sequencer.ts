@@ -1,0 +1,260 @@
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import {
+  AuthorityState,
+  EntrySchema,
+  PartitionChain,
+  ReplayWindow,
+  createStatement,
+  nodeEd25519,
+  parseStrictJson,
+  sequencerNoteSigner,
+  signCheckpoint,
+  signStatement,
+  type Entry,
+  type Envelope,
+  type NoteSigner,
+  type Signer,
+  type TrustRoot,
+} from '@agent-ledger/core';
+import type { InBatch, LogBus, OutRecord, TransactionalWriter } from '@agent-ledger/kafka';
+import { entryLocation, entryRecordValue, type TopicNames } from '../topics.js';
+import { admit } from './admission.js';
+
+/** How long an idle sequencer waits before probing its writer for fencing. */
+const FENCE_PROBE_MS = 5_000;
+
+/** Settings of one partition's sequencer. */
+export interface SequencerSettings {
+  readonly trustRoot: TrustRoot;
+  readonly eventPartitions: number;
+  readonly sequencer: Signer;
+  /** Seal a checkpoint after this many new entries... */
+  readonly checkpointEvery: number;
+  /** ...or after this long with unsealed entries. */
+  readonly checkpointIntervalMs: number;
+  readonly topics: TopicNames;
+}
+
+/**
+ * Where events partitions read the registry: the committed authority state
+ * (followed from the authority topic) and its size, the authority index new
+ * entries cite.
+ */
+export interface AuthorityView {
+  current(): { state: AuthorityState; size: number };
+}
+
+/** Counters a sequencer exposes on /metrics. */
+export interface SequencerCounters {
+  admitted: number;
+  rejected: number;
+  checkpoints: number;
+  transactions: number;
+  aborts: number;
+}
+
+/**
+ * The single writer of one ledger partition. It consumes that partition's
+ * intake records, admits or rejects each (a rejection is itself a signed
+ * `intake.rejected` entry, never a silent drop), chains the entries, seals
+ * checkpoints, and writes entries, checkpoints and the consumed intake offset
+ * in ONE Kafka transaction (exactly once). A second instance with the same
+ * transactional id fences this one. After a crash or a failed transaction it
+ * rebuilds its chain head from the committed log, so it continues without a
+ * gap or a fork.
+ */
+export class PartitionSequencer {
+  readonly partition: number;
+  readonly counters: SequencerCounters = { admitted: 0, rejected: 0, checkpoints: 0, transactions: 0, aborts: 0 };
+  readonly #bus: LogBus;
+  readonly #settings: SequencerSettings;
+  readonly #authorityView: AuthorityView | null;
+  readonly #noteSigner: NoteSigner;
+  #writer: TransactionalWriter | undefined;
+  #chain: PartitionChain;
+  /** Partition 0 keeps its own registry: it decides authority statements. */
+  #authority: AuthorityState;
+  #window: ReplayWindow | null = null;
+  #sealedSize = 0;
+  #lastSealAt = Date.now();
+  #lastCommitAt = Date.now();
+  #lastConsumed: { groupId: string; topic: string; partition: number; nextOffset: string } | undefined;
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(partition: number, bus: LogBus, settings: SequencerSettings, authorityView: AuthorityView | null) {
+    this.partition = partition;
+    this.#bus = bus;
+    this.#settings = settings;
+    this.#authorityView = partition === 0 ? null : authorityView;
+    this.#noteSigner = sequencerNoteSigner(settings.trustRoot.origin, settings.sequencer, nodeEd25519);
+    this.#chain = new PartitionChain(partition);
+    this.#authority = new AuthorityState(settings.trustRoot);
+  }
+
+  /** The transactional id: one per input partition (kafkajs's exactly-once shape). */
+  get transactionalId(): string {
+    return this.#settings.topics.group(`sequencer-${this.partition}`);
+  }
+
+  /** Entries in the partition. */
+  get size(): number {
+    return this.#chain.size;
+  }
+
+  /** Takes over the partition: fences older writers, then rebuilds state from the committed log. */
+  async start(): Promise<void> {
+    this.#writer = await this.#bus.writer(this.transactionalId);
+    await this.#recover();
+  }
+
+  /** Rebuilds chain, registry (partition 0), replay window and sealed size from what Kafka committed. */
+  async #recover(): Promise<void> {
+    const chain = new PartitionChain(this.partition);
+    const authority = new AuthorityState(this.#settings.trustRoot);
+    let window: ReplayWindow | null = null;
+    const { topic, partition } = entryLocation(this.#settings.topics, this.partition);
+    for await (const record of this.#bus.readRange(topic, partition, '0')) {
+      const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
+      chain.replay(entry);
+      const statement = entry.envelope.statement;
+      if (this.partition === 0) authority.apply(statement, entry.index);
+      const freshnessMs = this.partition === 0 ? authority.config?.freshnessMs : this.#authorityView?.current().state.config?.freshnessMs;
+      if (freshnessMs !== undefined) {
+        window ??= new ReplayWindow(freshnessMs);
+        window.remember(statement.id, Date.parse(entry.sequencedAt));
+      }
+    }
+    let sealed = 0;
+    for await (const record of this.#bus.readRange(this.#settings.topics.checkpoints, this.partition, '0')) {
+      const { size } = JSON.parse(record.value.toString('utf8')) as { size: number };
+      sealed = Math.max(sealed, size);
+    }
+    this.#chain = chain;
+    this.#authority = authority;
+    this.#window = window;
+    this.#sealedSize = sealed;
+  }
+
+  /** Serialises work on this partition: one transaction at a time. */
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(work);
+    this.#queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  #registry(): { state: AuthorityState; size: number } {
+    if (this.partition === 0) return { state: this.#authority, size: this.#authority.size };
+    const view = this.#authorityView?.current();
+    if (view === undefined) throw new Error('events sequencer without an authority view');
+    return view;
+  }
+
+  #ensureWindow(): ReplayWindow | null {
+    if (this.#window !== null) return this.#window;
+    const freshnessMs = this.#registry().state.config?.freshnessMs;
+    if (freshnessMs !== undefined) this.#window = new ReplayWindow(freshnessMs);
+    return this.#window;
+  }
+
+  /** Handles one batch of this partition's intake records (called by the intake subscription). */
+  handleBatch(batch: InBatch): Promise<void> {
+    return this.#serial(async () => {
+      // Until the authority stream's genesis is folded nothing can be judged:
+      // the batch is redelivered later rather than refused.
+      if (this.partition !== 0 && this.#registry().state.config === undefined) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the authority stream has no genesis yet', { retryable: true });
+      }
+      const out: OutRecord[] = [];
+      const { topic, partition } = entryLocation(this.#settings.topics, this.partition);
+      let admitted = 0;
+      let rejected = 0;
+      for (const record of batch.records) {
+        const now = Date.now();
+        const registry = this.#registry();
+        const result = admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now);
+        let envelope: Envelope;
+        if (result.kind === 'admitted') {
+          envelope = result.envelope;
+          admitted += 1;
+        } else {
+          envelope = this.#rejection(result.code, result.detail, result.agentId, result.input, now);
+          this.#ensureWindow()?.admit(envelope.statement.id, now, now);
+          // Every authority-stream entry advances the registry's index, rejections included.
+          if (this.partition === 0) this.#authority.apply(envelope.statement, this.#chain.size);
+          rejected += 1;
+        }
+        // Partition 0 cites its own index; events cite the committed authority size.
+        const authorityIndex = this.partition === 0 ? this.#chain.size : registry.size;
+        const entry = this.#chain.append(envelope, new Date(now), authorityIndex, result.kind === 'admitted' ? result.canonical : undefined);
+        out.push({ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value: entryRecordValue(entry) });
+        if (this.#chain.size - this.#sealedSize >= this.#settings.checkpointEvery) out.push(this.#seal());
+      }
+      const last = batch.records.at(-1);
+      if (last === undefined) return;
+      await this.#commit(out, { groupId: this.#settings.topics.group('sequencer'), topic: batch.topic, partition: batch.partition, nextOffset: (BigInt(last.offset) + 1n).toString() });
+      this.counters.admitted += admitted;
+      this.counters.rejected += rejected;
+    });
+  }
+
+  /**
+   * Seals a checkpoint when entries have waited longer than the interval.
+   * When idle for a while it re-commits its last consumed offset instead: a zombie
+   * (an instance replaced by a newer one with the same transactional id)
+   * learns that it was fenced even when no work reaches it.
+   */
+  tick(): Promise<void> {
+    return this.#serial(async () => {
+      const now = Date.now();
+      if (this.#chain.size !== this.#sealedSize && now - this.#lastSealAt >= this.#settings.checkpointIntervalMs) {
+        await this.#commit([this.#seal()]);
+      } else if (now - this.#lastCommitAt >= FENCE_PROBE_MS && this.#lastConsumed !== undefined) {
+        // Re-commits the offset already committed: a real transaction (the
+        // broker checks the producer epoch) that changes nothing in the log.
+        await this.#commit([], this.#lastConsumed);
+      }
+    });
+  }
+
+  #seal(): OutRecord {
+    const note = signCheckpoint(this.#chain, this.#settings.trustRoot.origin, this.#noteSigner);
+    this.#sealedSize = this.#chain.size;
+    this.#lastSealAt = Date.now();
+    this.counters.checkpoints += 1;
+    return { topic: this.#settings.topics.checkpoints, partition: this.partition, key: null, value: JSON.stringify({ partition: this.partition, size: this.#chain.size, note }) };
+  }
+
+  #rejection(code: ReasonCode, detail: string, agentId: string, input: string, now: number): Envelope {
+    const signer = this.#settings.sequencer;
+    const statement = createStatement('intake.rejected', { agentId, code, detail, input }, { principal: signer.principal, keyId: signer.keyId }, new Date(now));
+    return signStatement(statement, [signer], nodeEd25519);
+  }
+
+  async #commit(records: OutRecord[], consumed?: { groupId: string; topic: string; partition: number; nextOffset: string }): Promise<void> {
+    const writer = this.#writer;
+    if (writer === undefined) throw new Error('sequencer not started');
+    try {
+      await writer.commit(records, consumed);
+      this.#lastCommitAt = Date.now();
+      if (consumed !== undefined) this.#lastConsumed = consumed;
+      this.counters.transactions += 1;
+    } catch (err) {
+      // Nothing of this transaction is visible: forget the speculative state
+      // and rebuild it from the committed log before the batch is redelivered.
+      this.counters.aborts += 1;
+      await this.#recover();
+      throw err;
+    }
+  }
+
+  /** Stops writing (the writer is closed; a later start() fences and recovers). */
+  async stop(): Promise<void> {
+    await this.#queue;
+    await this.#writer?.close();
+    this.#writer = undefined;
+  }
+}

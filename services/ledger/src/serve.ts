@@ -1,0 +1,230 @@
+import pg from 'pg';
+import { LedgerError } from '@agent-ledger/refusals';
+import { Registry, Gauge, collectDefaultMetrics } from 'prom-client';
+import { createKafkaBus, type LogBus, WriterFencedError } from '@agent-ledger/kafka';
+import { ensureDatabase, migrate } from '@agent-ledger/store';
+import { AuthorityFollower } from './authority-follower.js';
+import { buildApi } from './api/server.js';
+import { LogIndex } from './api/log-index.js';
+import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
+import { decide, evolve, initialState, type GateState } from '@agent-ledger/gate';
+import { DeadlineTimer } from './gate/timer.js';
+import type { LedgerHome } from './home.js';
+import { Projector } from './projector/projector.js';
+import { PartitionSequencer } from './sequencer/partition-sequencer.js';
+import { SiemExporter } from './siem/siem-exporter.js';
+import { topicNames, topicSpecs } from './topics.js';
+
+/** Roles one `ledger serve` process can run. */
+export const ROLES = ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem'] as const;
+/** A role. */
+export type ServeRole = (typeof ROLES)[number];
+
+/** A running ledger process: its parts and how to stop them. */
+export interface RunningLedger {
+  readonly bus: LogBus;
+  readonly pool: pg.Pool;
+  readonly sequencers: PartitionSequencer[];
+  readonly follower: AuthorityFollower;
+  readonly gate: GateWorker | undefined;
+  readonly projector: Projector | undefined;
+  readonly apiUrl: string | undefined;
+  /** Resolves when a role hit an error it cannot continue after (a fenced sequencer); the process should stop. */
+  readonly fatal: Promise<Error>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Confirmation deadlines by tier from LEDGER_DEADLINES_MS (e.g. `2:6000,3:3000,4:1000`),
+ * for demos and tests that cannot wait a minute; the defaults are 60 / 30 / 10 s.
+ */
+function deadlineSettings(): { deadlinesMs?: Record<number, number> } {
+  const text = process.env.LEDGER_DEADLINES_MS;
+  if (text === undefined || text === '') return {};
+  const deadlinesMs: Record<number, number> = { ...DEFAULT_DEADLINES_MS };
+  for (const pair of text.split(',')) {
+    const m = /^([0-4]):(\d{1,7})$/.exec(pair.trim());
+    if (m === null) throw new Error(`LEDGER_DEADLINES_MS: bad pair ${pair}`);
+    deadlinesMs[Number(m[1])] = Number(m[2]);
+  }
+  return { deadlinesMs };
+}
+
+/** The pure gate (packages/gate) as the worker's Decider. */
+const gateDecider: GateDecider<GateState> = { initialState, evolve, decide: (command, state) => decide(command, state) };
+
+/**
+ * Waits until every topic's partitions have a leader: topics created a moment
+ * ago answer "not the leader" until the controller has elected one.
+ */
+async function leadersElected(bus: LogBus, names: readonly string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    for (;;) {
+      try {
+        await bus.endOffsets(name);
+        break;
+      } catch (err) {
+        if (Date.now() > deadline || !(err instanceof LedgerError) || !err.retryable) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+}
+
+function log(message: string): void {
+  process.stderr.write(`[ledger ${new Date().toISOString()}] ${message}\n`);
+}
+
+/**
+ * Starts the chosen roles in this process. Everything the roles need is
+ * created here (topics from deploy/topics.json, database and migrations),
+ * and the genesis is submitted to intake if the authority log is empty.
+ */
+export async function serve(home: LedgerHome, roles: readonly ServeRole[], options: { sequencerPartitions?: readonly number[] } = {}): Promise<RunningLedger> {
+  const config = home.config;
+  const topics = topicNames(config.topicPrefix);
+  const bus = createKafkaBus({ brokers: config.kafkaBrokers, clientId: `${topics.prefix}-${roles.join('-')}-${process.pid}` });
+  await bus.ensureTopics(topicSpecs(topics, config.eventPartitions));
+  await leadersElected(bus, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
+  await ensureDatabase(config.pgUrl);
+  const pool = new pg.Pool({ connectionString: config.pgUrl, max: 10 });
+  await migrate(pool);
+
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const follower = new AuthorityFollower(bus, home.trustRoot, topics);
+  const stops: (() => Promise<void>)[] = [];
+  const sequencers: PartitionSequencer[] = [];
+  let gate: GateWorker | undefined;
+  let projector: Projector | undefined;
+  let apiUrl: string | undefined;
+  const has = (role: ServeRole): boolean => roles.includes(role);
+  let reportFatal: (err: Error) => void = () => undefined;
+  const fatal = new Promise<Error>((resolve) => {
+    reportFatal = resolve;
+  });
+
+  // Bootstrap: the genesis goes through intake like any statement (the sequencer checks it against the trust root).
+  const ends = await bus.endOffsets(topics.authority);
+  if ((ends.get(0) ?? '0') === '0' && has('sequencer')) {
+    await bus.publish([{ topic: topics.intake, partition: 0, key: null, value: JSON.stringify(home.genesis()) }]);
+    log('submitted genesis to intake');
+  }
+
+  if (has('sequencer')) {
+    const partitions = options.sequencerPartitions ?? Array.from({ length: config.eventPartitions + 1 }, (_, p) => p);
+    const settings = {
+      trustRoot: home.trustRoot,
+      eventPartitions: config.eventPartitions,
+      sequencer: home.key('sequencer'),
+      checkpointEvery: config.checkpointEvery,
+      checkpointIntervalMs: config.checkpointIntervalMs,
+      topics,
+    };
+    for (const p of partitions) sequencers.push(new PartitionSequencer(p, bus, settings, follower));
+    // Partition 0 first: the others judge keys by the authority stream it writes.
+    const authority = sequencers.find((s) => s.partition === 0);
+    if (authority !== undefined) await authority.start();
+  }
+  await follower.start(topics.group(`follower-${process.pid}`));
+  for (const s of sequencers) if (s.partition !== 0) await s.start();
+  if (sequencers.length > 0) {
+    const byPartition = new Map(sequencers.map((s) => [s.partition, s]));
+    const subscription = await bus.subscribe({
+      groupId: topics.group('sequencer'),
+      topics: [topics.intake],
+      fromBeginning: true,
+      commitOffsets: false,
+      onBatch: async (batch) => {
+        const sequencer = byPartition.get(batch.partition);
+        if (sequencer === undefined) throw new Error(`no sequencer for intake partition ${batch.partition} in this process`);
+        try {
+          await sequencer.handleBatch(batch);
+        } catch (err) {
+          if (err instanceof WriterFencedError) {
+            log(`sequencer ${batch.partition} fenced by a newer instance: stopping`);
+            reportFatal(err);
+          }
+          throw err;
+        }
+      },
+    });
+    // Events judged before genesis is folded would all be refused: wait for it.
+    await follower.waitFor(1, 120_000);
+    const ticker = setInterval(() => {
+      for (const s of sequencers) {
+        void s.tick().catch((err: unknown) => {
+          if (err instanceof WriterFencedError) {
+            log(`sequencer ${s.partition} fenced by a newer instance: stopping`);
+            reportFatal(err);
+          } else log(`checkpoint on ${s.partition} failed: ${(err as Error).message}`);
+        });
+      }
+    }, Math.max(50, Math.floor(config.checkpointIntervalMs / 2)));
+    stops.push(async () => {
+      clearInterval(ticker);
+      await subscription.stop();
+      for (const s of sequencers) await s.stop();
+    });
+    new Gauge({ name: 'ledger_sequencer_entries', help: 'Entries per ledger partition written by this process', labelNames: ['partition'], registers: [registry], collect() { for (const s of sequencers) this.set({ partition: String(s.partition) }, s.size); } });
+    new Gauge({ name: 'ledger_sequencer_rejected_total', help: 'Intake records rejected (recorded as intake.rejected)', registers: [registry], collect() { this.set(sequencers.reduce((n, s) => n + s.counters.rejected, 0)); } });
+  }
+  if (has('gate')) {
+    gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings() }, gateDecider as GateDecider);
+    await gate.start();
+    const g = gate;
+    stops.push(() => g.stop());
+  }
+  if (has('timer')) {
+    const timer = new DeadlineTimer(bus, home.key('timer'), topics);
+    await timer.start(topics.group(`timer-${process.pid}`));
+    stops.push(() => timer.stop());
+  }
+  if (has('projector')) {
+    projector = new Projector(bus, pool, config.eventPartitions, topics);
+    await projector.start();
+    const p = projector;
+    stops.push(() => p.stop());
+    new Gauge({ name: 'ledger_projection_halted', help: 'Projection partitions halted on INTEGRITY_FAILURE', registers: [registry], collect() { this.set(p.halted.size); } });
+  }
+  if (has('siem')) {
+    const siem = new SiemExporter(bus, topics);
+    await siem.start();
+    stops.push(() => siem.stop());
+  }
+  if (has('api')) {
+    const logIndex = new LogIndex(bus, topics);
+    await logIndex.start(topics.group(`api-${process.pid}`));
+    const api = await buildApi({
+      bus,
+      pool,
+      follower,
+      logIndex,
+      eventPartitions: config.eventPartitions,
+      origin: config.origin,
+      topics,
+      registry,
+      health: async () => {
+        const halted = projector === undefined ? [] : [...projector.halted.entries()].map(([partition, message]) => ({ partition, code: 'INTEGRITY_FAILURE', message }));
+        return { ok: halted.length === 0, detail: { halted, roles } };
+      },
+    });
+    apiUrl = await api.app.listen({ host: '127.0.0.1', port: config.apiPort });
+    log(`api listening on ${apiUrl}`);
+    stops.push(() => api.close().then(() => logIndex.stop()));
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stopAll = (): Promise<void> => {
+    stopping ??= (async () => {
+      for (const stop of stops.reverse()) await stop().catch((err: unknown) => log(`stop: ${(err as Error).message}`));
+      await follower.stop();
+      await bus.close();
+      await pool.end();
+    })();
+    return stopping;
+  };
+  log(`serving roles: ${roles.join(', ')}`);
+  return { bus, pool, sequencers, follower, gate, projector, apiUrl, fatal, stop: stopAll };
+}

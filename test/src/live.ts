@@ -1,0 +1,66 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { LedgerClient } from '@agent-ledger/client';
+import type { BodyOf, Signer } from '@agent-ledger/core';
+import { LedgerHome, initHome, serve, type RunningLedger, type ServeRole } from '@agent-ledger/ledger';
+
+/** A fresh installation on the real broker and Postgres: own topic prefix, own database. */
+export function freshHome(): LedgerHome {
+  const id = randomBytes(4).toString('hex');
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-live-'));
+  return initHome(dir, {
+    origin: `ledger.test/${id}`,
+    eventPartitions: 2,
+    topicPrefix: `t${id}`,
+    pgUrl: `postgres://postgres@127.0.0.1:5432/ledger_t${id}`,
+    apiPort: 0,
+  });
+}
+
+/** Starts roles in-process and returns the running ledger with its API URL. */
+export async function start(home: LedgerHome, roles: readonly ServeRole[] = ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem']): Promise<RunningLedger> {
+  return serve(home, roles);
+}
+
+/** An SDK client for a principal of the installation. */
+export function clientFor(home: LedgerHome, running: RunningLedger, keyName: string): LedgerClient {
+  return new LedgerClient({ baseUrl: running.apiUrl as string, signer: home.key(keyName), deciderKeys: [home.key('gate').keyId] });
+}
+
+/** A proposal body for the test agents. */
+export function proposal(overrides: Partial<BodyOf<'proposal.submitted'>> = {}): Omit<BodyOf<'proposal.submitted'>, 'agentId'> {
+  return {
+    tool: 'shell',
+    actionType: 'shell.exec',
+    targetResource: 'host/build-01',
+    recipient: 'none',
+    scope: 'workspace',
+    args: { command: 'ls -la /srv/app' },
+    query: 'check the build output',
+    labels: [],
+    channel: 'api',
+    context: { environment: 'staging', crisis: false, nonce: randomBytes(4).toString('hex') },
+    ...overrides,
+  };
+}
+
+/** Polls until `check` returns a value, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Reads JSON from the API. */
+export async function getJson<T>(running: RunningLedger, path: string): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${running.apiUrl}${path}`);
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+export type { Signer };
