@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -140,7 +141,9 @@ export function initHome(dir: string, options: { origin?: string; eventPartition
     checkpointEvery: 1000,
     checkpointIntervalMs: 1000,
     kafkaBrokers: ['127.0.0.1:9092'],
-    pgUrl: options.pgUrl ?? 'postgres://postgres@127.0.0.1:5432/ledger',
+    // One database per installation: a projection never meets another
+    // installation's offsets and rows on a shared Postgres.
+    pgUrl: options.pgUrl ?? `postgres://postgres@127.0.0.1:5432/ledger_${randomBytes(4).toString('hex')}`,
     apiPort: options.apiPort ?? 8787,
     topicPrefix: options.topicPrefix ?? 'ledger',
   };
