@@ -24,7 +24,8 @@ api_port="$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.a
 started=""
 if ! curl -fsS "http://127.0.0.1:${LEDGER_API_PORT:-$api_port}/readyz" >/dev/null 2>&1; then
   echo "== starting ledger serve --target all (log: $home/serve.log)"
-  ledger serve --target all >"$home/serve.log" 2>&1 &
+  # node itself in the background (not the shell function), so $! is the process to stop.
+  node "$root/services/ledger/bin/ledger.js" serve --target all >"$home/serve.log" 2>&1 &
   echo $! >"$home/serve.pid"
   started=1
   for _ in $(seq 1 240); do

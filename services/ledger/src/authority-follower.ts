@@ -21,6 +21,7 @@ export class AuthorityFollower implements AuthorityView {
   #subscription: Subscription | undefined;
   #waiters: { size: number; resolve: () => void }[] = [];
   #failure: Error | undefined;
+  #started = false;
 
   constructor(bus: LogBus, trustRoot: TrustRoot, topics: TopicNames) {
     this.#bus = bus;
@@ -30,6 +31,8 @@ export class AuthorityFollower implements AuthorityView {
 
   /** Registers a listener; call before start. */
   onEntry(listener: AuthorityListener): void {
+    // A listener added later would miss the entries already folded (genesis first of all).
+    if (this.#started) throw new Error('authority listeners must be added before the follower starts');
     this.#listeners.push(listener);
   }
 
@@ -50,6 +53,7 @@ export class AuthorityFollower implements AuthorityView {
 
   /** Starts following from the first entry; resolves when caught up with the committed end. */
   async start(groupId: string): Promise<void> {
+    this.#started = true;
     for await (const record of this.#bus.readRange(this.#topics.authority, 0, '0')) this.#fold(record.value);
     const caughtUp = this.#state.size;
     this.#subscription = await this.#bus.subscribe({

@@ -89,6 +89,8 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   await leadersElected(bus, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
   await ensureDatabase(config.pgUrl);
   const pool = new pg.Pool({ connectionString: config.pgUrl, max: 10 });
+  // An idle client's connection can drop (a Postgres restart); the pool replaces it on next use.
+  pool.on('error', (err) => log(`postgres: idle connection lost: ${err.message}`));
   await migrate(pool);
 
   const registry = new Registry();
@@ -127,6 +129,8 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     const authority = sequencers.find((s) => s.partition === 0);
     if (authority !== undefined) await authority.start();
   }
+  // The gate folds every authority entry from genesis on: it listens before the follower starts.
+  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings() }, gateDecider as GateDecider);
   await follower.start(topics.group(`follower-${process.pid}`));
   for (const s of sequencers) if (s.partition !== 0) await s.start();
   if (sequencers.length > 0) {
@@ -170,8 +174,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     new Gauge({ name: 'ledger_sequencer_entries', help: 'Entries per ledger partition written by this process', labelNames: ['partition'], registers: [registry], collect() { for (const s of sequencers) this.set({ partition: String(s.partition) }, s.size); } });
     new Gauge({ name: 'ledger_sequencer_rejected_total', help: 'Intake records rejected (recorded as intake.rejected)', registers: [registry], collect() { this.set(sequencers.reduce((n, s) => n + s.counters.rejected, 0)); } });
   }
-  if (has('gate')) {
-    gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings() }, gateDecider as GateDecider);
+  if (gate !== undefined) {
     await gate.start();
     const g = gate;
     stops.push(() => g.stop());

@@ -73,7 +73,8 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
   };
   const waits: Promise<void>[] = [];
   for (let n = 0; n < options.proposals; n++) {
-    const scenario = pickScenario(random);
+    // Every scenario once first, so each path (allow, grant, block, confirm) shows up; then a weighted mix.
+    const scenario = n < SCENARIOS.length ? (SCENARIOS[n] as Scenario) : pickScenario(random);
     const agent = agentClient(scenario.agent);
     const body: Omit<BodyOf<'proposal.submitted'>, 'agentId'> = {
       tool: scenario.tool, actionType: scenario.actionType, targetResource: scenario.targetResource, recipient: scenario.recipient, scope: scenario.scope,
