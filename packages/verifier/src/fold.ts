@@ -20,6 +20,7 @@ import {
 } from '@agent-ledger/core';
 import type { CheckpointResult, EntryResult, LineResult, TrailerResult } from './line-result.js';
 import { FoldFailure, type VerificationReport } from './report.js';
+import { DecisionReplay, type ReplayLimits } from './steps/replay-decisions.js';
 
 /** Options of the sequential fold. */
 export interface FoldOptions {
@@ -27,6 +28,8 @@ export interface FoldOptions {
   readonly allowUncoveredTail?: boolean;
   /** A checkpoint the auditor saw earlier (signed note text); the bundle must extend it. */
   readonly knownCheckpoint?: string;
+  /** Bounds of the decision replay's window of undecided proposals (replay itself is always on). */
+  readonly replay?: ReplayLimits;
 }
 
 interface PartitionState {
@@ -77,10 +80,13 @@ export class LedgerFold {
   #declared: readonly number[] = [];
   /** Events partition of each agent seen (routing cache). */
   readonly #routes = new Map<string, number>();
+  /** Rule 14: every gate decision re-derived, every deadline proved. */
+  readonly #replay: DecisionReplay;
 
   constructor(trustRoot: TrustRoot, options: FoldOptions = {}) {
     this.#authority = new AuthorityState(trustRoot);
     this.#options = options;
+    this.#replay = new DecisionReplay(options.replay);
   }
 
   /** Entries fully verified so far. */
@@ -167,6 +173,7 @@ export class LedgerFold {
     this.#checkFreshness(entry);
     this.#checkRouting(entry);
     this.#guard(() => this.#checkAuthority(entry), at);
+    if (entry.partition !== AUTHORITY_PARTITION) this.#guard(() => this.#replay.event(entry), at);
     this.#current.tree.append(fromHex(entry.hash, 32));
     this.#current.size += 1;
     this.#current.head = entry.hash;
@@ -187,6 +194,7 @@ export class LedgerFold {
       this.#checkTailCovered();
       this.#done.push(this.#current);
       this.#current = newPartition(expected.partition);
+      this.#replay.beginPartition();
     }
   }
 
@@ -250,6 +258,7 @@ export class LedgerFold {
       if (statement === null) this.#fail(ReasonCode.INTEGRITY_FAILURE, `${entry.type} does not belong on the authority stream`);
       this.#authority.authorize(statement, entry.signers, entry.index);
       this.#authority.apply(statement, entry.index);
+      this.#replay.authority(entry, statement);
       const config = this.#authority.config;
       if (statement.type === 'genesis' && config !== undefined && this.#declared.length !== config.eventPartitions + 1) {
         this.#fail(ReasonCode.INTEGRITY_FAILURE, `header declares ${this.#declared.length} partitions, genesis ${config.eventPartitions + 1}`);

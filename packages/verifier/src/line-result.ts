@@ -25,6 +25,14 @@ export interface EntryResult {
   readonly agentId: string | null;
   /** The whole statement, kept for authority statements and intake rejections (they are folded on the authority stream). */
   readonly statement: Statement | null;
+  /**
+   * Statement hash (SHA-256 of its canonical bytes), for the statements other
+   * statements name by hash: authority statements (grant co-signatures name
+   * the grant's), proposals and confirmation requests. Null for the rest.
+   */
+  readonly statementHash: string | null;
+  /** The body as JSON text, for the statements decision replay reads (proposals, decisions, confirmations, responses, timeouts); else null. */
+  readonly replayBody: string | null;
 }
 
 /** A checkpoint line, still unverified (its key depends on the authority fold). */

@@ -8,6 +8,7 @@ import { verifyChainCommand } from './commands/verify-chain.js';
 import { exportCommand } from './commands/export.js';
 import { driveCommand, initCommand, serveCommand } from './commands/live.js';
 import { gateEvaluateCommand } from './commands/gate-evaluate.js';
+import { approveCommand, type ApproveOptions } from './commands/approve.js';
 
 function wholeNumber(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number');
@@ -120,6 +121,20 @@ program
   .option('--home <dir>', 'installation directory')
   .option('--proposals <n>', 'number of proposals', wholeNumber, 40)
   .action(run((opts: { home?: string; proposals: number }) => driveCommand(opts)));
+
+program
+  .command('approve')
+  .description('show pending confirmations with the exact operation and time left; answer them signed with the local approver key')
+  .option('--home <dir>', 'installation directory')
+  .option('--as <principal>', 'approver principal whose key signs (default: the first approver-*.key)')
+  .option('--api <url>', 'API base URL (default: the installation\'s)')
+  .option('--list', 'list the pending items (the default; a live countdown on a terminal)')
+  .option('--approve <id>', 'approve the pending proposal whose hash starts with ID')
+  .option('--deny <id>', 'deny the pending proposal whose hash starts with ID')
+  .option('--batch', 'approve every pending item of tier <= --max-tier (tiers 0-2 only)')
+  .option('--max-tier <n>', 'highest tier --batch approves (3 or more is refused)', wholeNumber)
+  .option('--json', 'print JSON')
+  .action(run((opts: ApproveOptions) => approveCommand(opts)));
 
 const gate = program.command('gate').description('the pure gate: decide proposals offline');
 gate

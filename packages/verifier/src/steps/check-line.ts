@@ -11,6 +11,7 @@ import {
   envelopeHash,
   headerOf,
   parseStrictJsonBytes,
+  sha256Hex,
   verifyEnvelopeSignatures,
   type Ed25519Backend,
   type Entry,
@@ -20,6 +21,12 @@ import type { LineResult } from '../line-result.js';
 
 /** Statement types whose full content the sequential fold needs (rejections may sit on the authority stream). */
 const KEEP_STATEMENT: ReadonlySet<string> = new Set([...AUTHORITY_TYPES, 'intake.rejected']);
+
+/** Statement types that others name by statement hash: decisions and responses name proposals and requests, co-signatures name grants. */
+const KEEP_HASH: ReadonlySet<string> = new Set([...AUTHORITY_TYPES, 'proposal.submitted', 'confirmation.requested']);
+
+/** Statement types whose bodies decision replay reads. */
+const KEEP_BODY: ReadonlySet<string> = new Set(['proposal.submitted', 'decision.recorded', 'confirmation.requested', 'human.response', 'timeout.recorded']);
 
 const LINE_SCHEMAS = {
   header: BundleHeaderSchema,
@@ -105,5 +112,9 @@ function checkEntry(entry: Entry, line: number, ed25519: Ed25519Backend): LineRe
     issuedAtMs: Date.parse(statement.issuedAt),
     agentId: typeof body.agentId === 'string' ? body.agentId : null,
     statement: KEEP_STATEMENT.has(statement.type) ? statement : null,
+    statementHash: KEEP_HASH.has(statement.type) ? sha256Hex(statementCanonical) : null,
+    // Text, not an object: it crosses the worker boundary and may wait in the
+    // replay window, and a string is the most compact form of both.
+    replayBody: KEEP_BODY.has(statement.type) ? JSON.stringify(statement.body) : null,
   };
 }

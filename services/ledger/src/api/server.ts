@@ -20,6 +20,7 @@ import type { TopicNames } from '../topics.js';
 import type { LogIndex } from './log-index.js';
 import { errorBody, statusOf } from './errors.js';
 import { openApiDocument } from './openapi.js';
+import { registerApprovalRoutes } from './approval-page.js';
 
 /** What the API needs from the rest of the process. */
 export interface ApiDeps {
@@ -180,6 +181,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     }
   });
   app.get('/openapi.json', async () => openApiDocument());
+  registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex });
 
   return {
     app,

@@ -22,6 +22,12 @@ import { admit } from './admission.js';
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
+/**
+ * One transaction carries at most this many bytes of entries (plus at most one
+ * more entry, itself under the 256 KiB intake bound): a backlog is sequenced in
+ * several transactions, each below the broker's 1 MiB record-batch limit.
+ */
+const TRANSACTION_BYTES = 384 * 1024;
 
 /** Settings of one partition's sequencer. */
 export interface SequencerSettings {
@@ -168,11 +174,17 @@ export class PartitionSequencer {
         await new Promise((resolve) => setTimeout(resolve, 200));
         throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the authority stream has no genesis yet', { retryable: true });
       }
-      const out: OutRecord[] = [];
       const { topic, partition } = entryLocation(this.#settings.topics, this.partition);
+      const consumed = (offset: string) => ({ groupId: this.#settings.topics.group('sequencer'), topic: batch.topic, partition: batch.partition, nextOffset: (BigInt(offset) + 1n).toString() });
+      // A batch redelivered after a later chunk failed starts with records an
+      // earlier transaction of this instance already committed: skip them.
+      const done = this.#lastConsumed;
+      const records = done !== undefined && done.topic === batch.topic && done.partition === batch.partition ? batch.records.filter((r) => BigInt(r.offset) >= BigInt(done.nextOffset)) : batch.records;
+      let out: OutRecord[] = [];
+      let bytes = 0;
       let admitted = 0;
       let rejected = 0;
-      for (const record of batch.records) {
+      for (const [n, record] of records.entries()) {
         const now = Date.now();
         const registry = this.#registry();
         const result = admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now);
@@ -190,14 +202,20 @@ export class PartitionSequencer {
         // Partition 0 cites its own index; events cite the committed authority size.
         const authorityIndex = this.partition === 0 ? this.#chain.size : registry.size;
         const entry = this.#chain.append(envelope, new Date(now), authorityIndex, result.kind === 'admitted' ? result.canonical : undefined);
-        out.push({ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value: entryRecordValue(entry) });
+        const value = entryRecordValue(entry);
+        bytes += value.length;
+        out.push({ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value });
         if (this.#chain.size - this.#sealedSize >= this.#settings.checkpointEvery) out.push(this.#seal());
+        if (bytes >= TRANSACTION_BYTES || n === records.length - 1) {
+          await this.#commit(out, consumed(record.offset));
+          this.counters.admitted += admitted;
+          this.counters.rejected += rejected;
+          out = [];
+          bytes = 0;
+          admitted = 0;
+          rejected = 0;
+        }
       }
-      const last = batch.records.at(-1);
-      if (last === undefined) return;
-      await this.#commit(out, { groupId: this.#settings.topics.group('sequencer'), topic: batch.topic, partition: batch.partition, nextOffset: (BigInt(last.offset) + 1n).toString() });
-      this.counters.admitted += admitted;
-      this.counters.rejected += rejected;
     });
   }
 

@@ -1,0 +1,84 @@
+import { PATTERN_RULES, SIGNAL_RULES, UNINSPECTABLE_RULE, UNKNOWN_HOST_RULE, type Rule } from '@agent-ledger/gate';
+import type { JsonValue } from '@agent-ledger/core';
+import { ScreenFailure, Verdict, promptHashOf, screenInputProblem, type ScreenInput, type ScreenResult, type Screener } from './screener.js';
+
+/** Model name of the deterministic screener; bump it whenever a rule below changes meaning. */
+export const RULES_SCREENER_MODEL = 'rules/v1';
+
+const RULES_BY_ID: ReadonlyMap<string, Rule> = new Map(
+  [...PATTERN_RULES, UNKNOWN_HOST_RULE, UNINSPECTABLE_RULE, ...SIGNAL_RULES].map((rule) => [rule.id, rule]),
+);
+
+/**
+ * Gate rules that mean remote code execution: content fetched from the
+ * network and run, or a shell handed to a remote party.
+ */
+export const RCE_RULES: readonly string[] = Object.freeze(['pattern.remote_pipe_shell', 'pattern.reverse_shell']);
+for (const id of RCE_RULES) {
+  // A renamed gate rule must fail loudly at load, not silently stop matching.
+  if (RULES_BY_ID.get(id)?.kind !== 'pattern') throw new Error(`rules screener: gate has no pattern rule ${id}`);
+}
+const RCE_SET: ReadonlySet<string> = new Set(RCE_RULES);
+
+/**
+ * The deterministic screener (`rules/v1`). It reads only the gate's
+ * classification (tier, risk, fired rule ids), never the proposal's text, so
+ * nothing an agent writes can talk it into a verdict. First match wins:
+ *
+ * 1. an unknown rule id, or a tier lower than a fired rule's tier → `uncertain`
+ *    (the input does not match the gate this screener was built with);
+ * 2. a clearly destructive pattern (a gate rule marked `block`: root deletes,
+ *    mkfs/wipefs, dd or writes to block devices, fork bombs) → `dangerous`;
+ * 3. remote code execution ({@link RCE_RULES}: curl | sh, reverse shells) → `dangerous`;
+ * 4. tier 4 with a tier-4 pattern (e.g. signalling every process) → `dangerous`;
+ * 5. tier 0-1 and every fired rule a pattern rule (no behavioural, context or
+ *    crisis flag) → `safe`;
+ * 6. anything else → `uncertain` (a human decides).
+ */
+export class RulesScreener implements Screener {
+  readonly model = RULES_SCREENER_MODEL;
+
+  screen(input: ScreenInput): Promise<ScreenResult> {
+    return Promise.resolve(this.screenNow(input));
+  }
+
+  /** The same verdict, synchronously (the rules do no I/O). */
+  screenNow(input: ScreenInput): ScreenResult {
+    const problem = screenInputProblem(input);
+    if (problem !== null) {
+      const prompt: JsonValue = { screener: RULES_SCREENER_MODEL, invalidInput: problem };
+      return this.result(Verdict.uncertain, `invalid screening input: ${problem}`, prompt, ScreenFailure.invalid_input);
+    }
+    const rules = [...input.rules];
+    const prompt: JsonValue = { screener: RULES_SCREENER_MODEL, proposal: input.proposalHash, tier: input.tier, risk: input.risk, rules };
+    const [verdict, rationale] = judge(input.tier, rules);
+    return this.result(verdict, rationale, prompt, null);
+  }
+
+  private result(verdict: Verdict, rationale: string, prompt: JsonValue, failure: ScreenFailure | null): ScreenResult {
+    return { verdict, rationale, model: this.model, promptHash: promptHashOf(prompt), prompt, failure };
+  }
+}
+
+function judge(tier: number, ruleIds: readonly string[]): [Verdict, string] {
+  const fired: Rule[] = [];
+  for (const id of ruleIds) {
+    const rule = RULES_BY_ID.get(id);
+    if (rule === undefined) return [Verdict.uncertain, `unknown gate rule ${JSON.stringify(id.slice(0, 64))}: a human decides`];
+    if (rule.tier > tier) return [Verdict.uncertain, `tier ${tier} is below the tier ${rule.tier} of ${rule.id}: a human decides`];
+    fired.push(rule);
+  }
+  const destructive = fired.filter((r) => r.block === true).map((r) => r.id);
+  if (destructive.length > 0) return [Verdict.dangerous, `clearly destructive pattern: ${destructive.join(', ')}`];
+  const rce = fired.filter((r) => RCE_SET.has(r.id)).map((r) => r.id);
+  if (rce.length > 0) return [Verdict.dangerous, `remote code execution pattern: ${rce.join(', ')}`];
+  const critical = fired.filter((r) => r.kind === 'pattern' && r.tier === 4).map((r) => r.id);
+  if (tier === 4 && critical.length > 0) return [Verdict.dangerous, `critical pattern: ${critical.join(', ')}`];
+  const flags = fired.filter((r) => r.kind !== 'pattern').map((r) => r.id);
+  if (tier <= 1 && flags.length === 0) {
+    return [Verdict.safe, fired.length === 0 ? `tier ${tier}, no rule fired: routine` : `tier ${tier}, only ${fired.map((r) => r.id).join(', ')}: routine`];
+  }
+  if (flags.length > 0) return [Verdict.uncertain, `tier ${tier} with ${flags.join(', ')}: a human decides`];
+  const named = fired.length === 0 ? '' : ` (${fired.map((r) => r.id).join(', ')})`;
+  return [Verdict.uncertain, `tier ${tier}${named}: a human decides`];
+}

@@ -1,0 +1,281 @@
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import type { BodyOf, Statement } from '@agent-ledger/core';
+import { decide, evolve, initialState, type AuthorityEvent, type DecideContext, type GateState } from '@agent-ledger/gate';
+import type { EntryResult } from '../line-result.js';
+
+/** Bounds of the replay window (SPEC.md section 9, rule 14). */
+export interface ReplayLimits {
+  /** Most undecided proposals (and most open confirmations) held per partition. */
+  readonly maxPending?: number;
+  /** Most bytes of undecided proposal bodies held per partition. */
+  readonly maxPendingBytes?: number;
+}
+
+/** Default {@link ReplayLimits}: far above what a live gate leaves undecided, far below the verifier's memory budget. */
+export const DEFAULT_REPLAY_LIMITS: Required<ReplayLimits> = { maxPending: 65_536, maxPendingBytes: 16 << 20 };
+
+/** A proposal on the events stream whose first decision has not been read yet. */
+interface PendingProposal {
+  readonly sequencedAtMs: number;
+  /** Authority index the proposal entry was sequenced against: the oldest registry the gate may decide it with. */
+  readonly authorityIndex: number;
+  /** The `proposal.submitted` body, as JSON text (untrusted only in the sense that replay re-runs the gate on it). */
+  readonly body: string;
+}
+
+/** A proposal the gate left to a human (first decision `verify_first`), until its final decision. */
+interface OpenConfirmation {
+  readonly agentId: string;
+  readonly tier: number;
+  request: { readonly hash: string; readonly deadlineMs: number; readonly approvalsRequired: number } | null;
+  /** Principals whose approvals counted: sequenced at or before the deadline, while the request was pending. */
+  readonly approvals: Set<string>;
+  /** Principals whose approvals came after the deadline and did not count. */
+  readonly stale: Set<string>;
+  status: 'pending' | 'approved' | 'denied' | 'timed_out';
+  timeoutRecorded: boolean;
+}
+
+function violation(message: string, code: ReasonCode = ReasonCode.POLICY_VIOLATION): never {
+  throw new LedgerError(code, message);
+}
+
+function parseBody<T>(entry: EntryResult): T {
+  // The worker serialised a body the statement schema had already accepted.
+  return JSON.parse(entry.replayBody as string) as T;
+}
+
+/**
+ * Decision replay and deadline proofs (SPEC.md section 9, rule 14), folded in
+ * bundle order beside the other rules.
+ *
+ * The authority stream (partition 0) comes first in a bundle: its statements
+ * are kept (they are few; the grant table grows with them anyway) so the gate
+ * state at any authority index can be rebuilt with the gate's own `evolve`.
+ * On an events partition every proposal waits, as JSON text, for its first
+ * decision, which is re-derived with the gate's own `decide` on the state at
+ * the decision's cited authority index and compared; a proposal left to a
+ * human then waits, as a few numbers and principals, for its final decision,
+ * which must follow from the human responses and timeouts read in between.
+ * Memory is bounded by {@link ReplayLimits} per partition: the oldest waiting
+ * proposal is dropped first, and a decision naming a dropped proposal fails.
+ *
+ * Every method throws a LedgerError (POLICY_VIOLATION, or STALE_APPROVAL for an
+ * allow that needed an approval sequenced after its deadline) at the first
+ * statement that does not follow.
+ */
+export class DecisionReplay {
+  readonly #limits: Required<ReplayLimits>;
+  readonly #authority: AuthorityEvent[] = [];
+  /** `sequencedAt` of each authority entry, ms (never decreasing). */
+  readonly #authorityTimes: number[] = [];
+  /** Gate state after the first `#cursorSize` authority entries (evolve mutates it, so it only moves forward). */
+  #cursor: GateState = initialState();
+  #cursorSize = 0;
+  readonly #proposals = new Map<string, PendingProposal>();
+  #proposalBytes = 0;
+  readonly #confirmations = new Map<string, OpenConfirmation>();
+  /** Proposals dropped from the window in this partition (for the failure message). */
+  #dropped = 0;
+
+  constructor(limits: ReplayLimits = {}) {
+    this.#limits = { ...DEFAULT_REPLAY_LIMITS, ...limits };
+  }
+
+  /** Folds an authority entry (already authorised and applied to the registry). */
+  authority(entry: EntryResult, statement: Statement): void {
+    this.#authority.push({ statement, index: entry.index, statementHash: entry.statementHash ?? '' });
+    this.#authorityTimes.push(entry.sequencedAtMs);
+  }
+
+  /** A new events partition starts: nothing about one agent crosses partitions. */
+  beginPartition(): void {
+    this.#proposals.clear();
+    this.#proposalBytes = 0;
+    this.#confirmations.clear();
+    this.#dropped = 0;
+  }
+
+  /** Folds an events-stream entry (already authorised). */
+  event(entry: EntryResult): void {
+    switch (entry.type) {
+      case 'proposal.submitted':
+        this.#proposal(entry);
+        return;
+      case 'decision.recorded':
+        this.#decision(entry, parseBody<BodyOf<'decision.recorded'>>(entry));
+        return;
+      case 'confirmation.requested':
+        this.#request(entry, parseBody<BodyOf<'confirmation.requested'>>(entry));
+        return;
+      case 'human.response':
+        this.#response(entry, parseBody<BodyOf<'human.response'>>(entry));
+        return;
+      case 'timeout.recorded':
+        this.#timeout(entry, parseBody<BodyOf<'timeout.recorded'>>(entry));
+        return;
+      default:
+        return;
+    }
+  }
+
+  #proposal(entry: EntryResult): void {
+    const hash = entry.statementHash as string;
+    const body = entry.replayBody as string;
+    // A statement cannot be sequenced twice (freshness and replay rules), so a hash seen again changes nothing.
+    if (this.#proposals.has(hash) || this.#confirmations.has(hash)) return;
+    this.#proposals.set(hash, { sequencedAtMs: entry.sequencedAtMs, authorityIndex: entry.authorityIndex, body });
+    this.#proposalBytes += body.length;
+    while (this.#proposals.size > this.#limits.maxPending || this.#proposalBytes > this.#limits.maxPendingBytes) {
+      const oldest = this.#proposals.entries().next();
+      if (oldest.done === true) break;
+      this.#proposals.delete(oldest.value[0]);
+      this.#proposalBytes -= oldest.value[1].body.length;
+      this.#dropped += 1;
+    }
+  }
+
+  /** Number of authority entries sequenced at or before `atMs`. */
+  #authorityCountAt(atMs: number): number {
+    const times = this.#authorityTimes;
+    let lo = 0;
+    let hi = times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((times[mid] as number) <= atMs) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The gate state after the first `size` authority entries ("at authority index size", SPEC.md section 7). */
+  #stateAt(size: number): GateState {
+    if (size < this.#cursorSize) {
+      this.#cursor = initialState();
+      this.#cursorSize = 0;
+    }
+    while (this.#cursorSize < size) {
+      this.#cursor = evolve(this.#cursor, this.#authority[this.#cursorSize] as AuthorityEvent);
+      this.#cursorSize += 1;
+    }
+    return this.#cursor;
+  }
+
+  #decision(entry: EntryResult, body: BodyOf<'decision.recorded'>): void {
+    const existed = this.#authorityCountAt(entry.sequencedAtMs);
+    if (body.authorityIndex > existed) {
+      violation(`decision cites authority index ${body.authorityIndex}, but only ${existed} authority entries were sequenced before it`);
+    }
+    const proposal = this.#proposals.get(body.proposal);
+    if (proposal !== undefined) {
+      this.#proposals.delete(body.proposal);
+      this.#proposalBytes -= proposal.body.length;
+      this.#firstDecision(body, proposal);
+      return;
+    }
+    const open = this.#confirmations.get(body.proposal);
+    if (open !== undefined) {
+      this.#confirmations.delete(body.proposal);
+      this.#finalDecision(body, open);
+      return;
+    }
+    const window = this.#dropped > 0 ? ` (or one of the ${this.#dropped} older than the replay window)` : '';
+    violation(`decision names no undecided proposal of this partition${window}`);
+  }
+
+  /** The gate's first decision on a proposal: re-run the gate at the cited authority index. */
+  #firstDecision(body: BodyOf<'decision.recorded'>, pending: PendingProposal): void {
+    const proposal = JSON.parse(pending.body) as BodyOf<'proposal.submitted'>;
+    if (body.agentId !== proposal.agentId) violation(`decision for agent ${body.agentId} names a proposal by ${proposal.agentId}`);
+    if (body.outcome === 'deny') violation('a proposal\'s first decision is allow, block or verify_first, never deny');
+    if (body.authorityIndex < pending.authorityIndex) {
+      violation(`decision cites authority index ${body.authorityIndex}, older than the ${pending.authorityIndex} its proposal was sequenced against`);
+    }
+    const expected = decide(
+      { now: pending.sequencedAtMs, channel: proposal.channel, context: proposal.context as DecideContext, proposal },
+      this.#stateAt(body.authorityIndex),
+    );
+    const fields = ['outcome', 'code', 'tier', 'risk', 'grantId', 'grantEntry'] as const;
+    for (const field of fields) {
+      if (body[field] !== expected[field]) {
+        violation(`decision does not follow from the grant table at authority index ${body.authorityIndex}: ${field} ${JSON.stringify(body[field])}, the gate decides ${JSON.stringify(expected[field])}`);
+      }
+    }
+    if (body.outcome === 'verify_first') {
+      this.#confirmations.set(body.proposal, { agentId: body.agentId, tier: body.tier, request: null, approvals: new Set(), stale: new Set(), status: 'pending', timeoutRecorded: false });
+      while (this.#confirmations.size > this.#limits.maxPending) {
+        const oldest = this.#confirmations.keys().next();
+        if (oldest.done === true) break;
+        this.#confirmations.delete(oldest.value);
+        this.#dropped += 1;
+      }
+    }
+  }
+
+  /** The final decision after `verify_first`: it must follow from the responses and timeouts read since. */
+  #finalDecision(body: BodyOf<'decision.recorded'>, open: OpenConfirmation): void {
+    const request = open.request;
+    if (request === null) violation('final decision without a confirmation request');
+    if (body.agentId !== open.agentId) violation(`final decision for agent ${body.agentId} names a proposal of ${open.agentId}`);
+    if (body.tier !== open.tier) violation(`final decision at tier ${body.tier}, its proposal was classified tier ${open.tier}`);
+    if (body.grantId !== null || body.grantEntry !== null) violation('a final decision after a confirmation cites no grant');
+    switch (body.outcome) {
+      case 'allow':
+        if (open.status === 'approved' && body.code === null) return;
+        if (open.status === 'timed_out') violation('allowed after its confirmation timed out: a timeout never approves');
+        if (open.status === 'pending' && new Set([...open.approvals, ...open.stale]).size >= request.approvalsRequired) {
+          violation(`allowed on approvals sequenced after the deadline ${new Date(request.deadlineMs).toISOString()}`, ReasonCode.STALE_APPROVAL);
+        }
+        if (open.status === 'approved') violation('an allow carries no reason code');
+        violation(`allowed with ${open.approvals.size} approval(s) from distinct principals before the deadline, ${request.approvalsRequired} required${open.status === 'denied' ? ', after a denial' : ''}`);
+        break;
+      case 'deny':
+        if (body.code === ReasonCode.TIMEOUT && open.status === 'timed_out') return;
+        if (body.code === ReasonCode.HUMAN_DENIED && open.status === 'denied') return;
+        if (body.code === ReasonCode.TIMEOUT && !open.timeoutRecorded) violation('denied with TIMEOUT, but no timeout was recorded for its request');
+        violation(`denied with ${String(body.code)} while the confirmation is ${open.status}`);
+        break;
+      default:
+        violation(`a proposal already left to a human gets allow or deny, not ${body.outcome}`);
+    }
+  }
+
+  #request(entry: EntryResult, body: BodyOf<'confirmation.requested'>): void {
+    const open = this.#confirmations.get(body.proposal);
+    if (open === undefined) violation('confirmation requested for a proposal the gate did not leave to a human');
+    if (open.request !== null) violation('a second confirmation request for one proposal');
+    if (body.tier !== open.tier) violation(`confirmation at tier ${body.tier}, the decision says tier ${open.tier}`);
+    open.request = { hash: entry.statementHash as string, deadlineMs: Date.parse(body.deadline), approvalsRequired: body.approvalsRequired };
+  }
+
+  /** Mirrors the gate's confirmation queue: answers to another request, or after the outcome, change nothing. */
+  #response(entry: EntryResult, body: BodyOf<'human.response'>): void {
+    const open = this.#confirmations.get(body.proposal);
+    const request = open?.request;
+    if (open === undefined || request === null || request === undefined || request.hash !== body.request || open.status !== 'pending') return;
+    // Judged on sequencer time: a response sequenced after the deadline never counts.
+    if (entry.sequencedAtMs > request.deadlineMs) {
+      if (body.answer === 'approve') open.stale.add(entry.author.principal);
+      return;
+    }
+    if (body.answer === 'deny') {
+      open.status = 'denied';
+      return;
+    }
+    open.approvals.add(entry.author.principal);
+    if (open.approvals.size >= request.approvalsRequired) open.status = 'approved';
+  }
+
+  #timeout(entry: EntryResult, body: BodyOf<'timeout.recorded'>): void {
+    const deadlineMs = Date.parse(body.deadline);
+    if (entry.sequencedAtMs < deadlineMs) violation(`timeout sequenced before its deadline ${body.deadline}`);
+    const open = this.#confirmations.get(body.proposal);
+    // A timeout after the final decision (a timer that had not read it yet) changes nothing.
+    if (open === undefined) return;
+    const request = open.request;
+    if (request === null) violation('timeout before the confirmation request');
+    if (body.request !== request.hash || deadlineMs !== request.deadlineMs) violation('timeout names another request or deadline than the proposal\'s confirmation');
+    open.timeoutRecorded = true;
+    if (open.status === 'pending') open.status = 'timed_out';
+  }
+}

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { Hash } from '@agent-ledger/core';
+import type { LogIndex } from './log-index.js';
+
+/** What the approval routes need from the API process. */
+export interface ApprovalRouteDeps {
+  readonly pool: pg.Pool;
+  readonly logIndex: LogIndex;
+}
+
+/**
+ * Content-Security-Policy of the approval page: scripts, styles and requests
+ * from this origin only, no inline script, no framing, no form posts, no
+ * plugins. The page holds an approver's private key in memory, so nothing
+ * from elsewhere may run beside it.
+ */
+export const APPROVAL_PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': APPROVAL_PAGE_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'cross-origin-opener-policy': 'same-origin',
+};
+
+interface StaticFile {
+  readonly type: string;
+  readonly bytes: Buffer;
+}
+
+/**
+ * The fixed allow-list of static files the page may load, read once at
+ * start: the page, its script and style (services/ledger/src/api/web/), and
+ * the ESM files of @noble/ed25519 and @noble/hashes' SHA-2 from
+ * node_modules. No other path under /approve/ is served, and nothing comes
+ * from a CDN.
+ */
+function staticFiles(): Map<string, StaticFile> {
+  // dist/src/api/approval-page.js -> services/ledger/src/api/web/
+  const web = fileURLToPath(new URL('../../../src/api/web/', import.meta.url));
+  const ed25519 = fileURLToPath(import.meta.resolve('@noble/ed25519'));
+  const hashes = dirname(fileURLToPath(import.meta.resolve('@noble/hashes/sha2.js')));
+  const js = 'text/javascript; charset=utf-8';
+  const files: [string, string, string][] = [
+    ['/approve', join(web, 'approve.html'), 'text/html; charset=utf-8'],
+    ['/approve/app.js', join(web, 'approve.js'), js],
+    ['/approve/app.css', join(web, 'approve.css'), 'text/css; charset=utf-8'],
+    ['/approve/vendor/noble-ed25519.js', ed25519, js],
+    // sha2.js and the three modules it imports (relative imports resolve under the same directory).
+    ['/approve/vendor/noble-hashes/sha2.js', join(hashes, 'sha2.js'), js],
+    ['/approve/vendor/noble-hashes/_md.js', join(hashes, '_md.js'), js],
+    ['/approve/vendor/noble-hashes/_u64.js', join(hashes, '_u64.js'), js],
+    ['/approve/vendor/noble-hashes/utils.js', join(hashes, 'utils.js'), js],
+  ];
+  return new Map(files.map(([route, path, type]) => [route, { type, bytes: readFileSync(path) }]));
+}
+
+interface ProposalLocation {
+  readonly partition: number;
+  readonly index: number;
+  readonly tier: number | null;
+  readonly risk: number | null;
+  readonly status: string;
+}
+
+interface RequestLocation {
+  readonly partition: number;
+  readonly index: number;
+}
+
+async function entryWhenIndexed(logIndex: LogIndex, partition: number, index: number): Promise<unknown> {
+  // The projection can run a moment ahead of this process's log index.
+  let text = logIndex.entryText(partition, index);
+  for (let tries = 0; text === undefined && tries < 100; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    text = logIndex.entryText(partition, index);
+  }
+  return text === undefined ? null : (JSON.parse(text) as unknown);
+}
+
+/**
+ * Registers the approver's routes on the API:
+ *
+ * - `GET /v1/proposals/:hash`: the signed `proposal.submitted` entry as the
+ *   log holds it, and the newest `confirmation.requested` entry about it, so
+ *   an approver checks (hash and signature) exactly what the agent signed
+ *   before answering. Read-only.
+ * - `GET /approve`: the web approval page (strict CSP), and its fixed
+ *   allow-list of static files.
+ */
+export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRouteDeps): void {
+  const files = staticFiles();
+  for (const [route, file] of files) {
+    app.get(route, async (_req, reply) => reply.headers(SECURITY_HEADERS).type(file.type).send(file.bytes));
+  }
+
+  app.get<{ Params: { hash: string } }>('/v1/proposals/:hash', async (req, reply) => {
+    const proposalHash = req.params.hash; // untrusted
+    if (!Hash.safeParse(proposalHash).success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'proposal must be a 64-hex statement hash');
+    const found = await deps.pool.query(
+      `SELECT partition, index, tier, risk, status FROM proposals WHERE proposal_hash = $1`,
+      [proposalHash],
+    );
+    const row = found.rows[0] as Record<string, unknown> | undefined;
+    if (row === undefined) {
+      return reply.code(404).send({ error: { code: ReasonCode.SCHEMA_INVALID, message: 'no such proposal on the log', retryable: true } });
+    }
+    const proposal: ProposalLocation = {
+      partition: Number(row['partition']),
+      index: Number(row['index']),
+      tier: row['tier'] === null ? null : Number(row['tier']),
+      risk: row['risk'] === null ? null : Number(row['risk']),
+      status: String(row['status']),
+    };
+    const requests = await deps.pool.query(
+      `SELECT partition, index FROM pending_approvals WHERE proposal_hash = $1 ORDER BY index DESC LIMIT 1`,
+      [proposalHash],
+    );
+    const requestRow = requests.rows[0] as Record<string, unknown> | undefined;
+    const request: RequestLocation | undefined = requestRow === undefined ? undefined : { partition: Number(requestRow['partition']), index: Number(requestRow['index']) };
+    const entry = await entryWhenIndexed(deps.logIndex, proposal.partition, proposal.index);
+    if (entry === null) {
+      return reply.code(404).send({ error: { code: ReasonCode.SCHEMA_INVALID, message: 'the proposal entry is not indexed yet', retryable: true } });
+    }
+    return {
+      proposalHash,
+      tier: proposal.tier,
+      risk: proposal.risk,
+      status: proposal.status,
+      entry,
+      request: request === undefined ? null : await entryWhenIndexed(deps.logIndex, request.partition, request.index),
+    };
+  });
+}

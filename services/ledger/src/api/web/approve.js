@@ -1,0 +1,366 @@
+// The web approval page's script (an ES module, served by the API at
+// /approve/app.js; no build step, no CDN). It lists the pending queue,
+// re-derives each proposal's hash from the signed entry the log holds and
+// checks the agent's signature, so what the approver reads is exactly what
+// the agent signed. It then builds the `human.response` statement exactly as
+// the core does (schemas/SPEC.md section 4: RFC 8785 canonical bytes, the
+// domain-separated signing message), signs it with @noble/ed25519, verifies
+// the signature by the system's verdict rule (SPEC.md section 3), and POSTs
+// the envelope to /v1/statements, where the ledger judges it like any other.
+import * as ed from './vendor/noble-ed25519.js';
+import { sha256, sha512 } from './vendor/noble-hashes/sha2.js';
+
+if (ed.hashes.sha512 === undefined) ed.hashes.sha512 = sha512;
+
+const SIGNING_CONTEXT = 'agent-ledger/statement/v1\n';
+const L = (1n << 252n) + 27742317777372353535851937790883648493n;
+const HEX64 = /^[0-9a-f]{64}$/;
+const PRINCIPAL = /^[a-z][a-z0-9-]{0,31}:[A-Za-z0-9._@-]{1,128}$/;
+const utf8 = new TextEncoder();
+
+/** Lowercase hex of bytes. */
+function toHex(bytes) {
+  let out = '';
+  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+/** Bytes of lowercase hex (checked by the caller). */
+function fromHex(hex) {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+/** Standard padded base64 (RFC 4648 section 4). */
+function toBase64(bytes) {
+  let text = '';
+  for (const b of bytes) text += String.fromCharCode(b);
+  return btoa(text);
+}
+
+/** Bytes of standard base64 (untrusted): null unless it is the canonical text of `length` bytes. */
+function fromBase64(text, length) {
+  if (typeof text !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return null;
+  let raw;
+  try {
+    raw = atob(text);
+  } catch {
+    return null;
+  }
+  const bytes = Uint8Array.from(raw, (c) => c.charCodeAt(0));
+  return bytes.length === length && toBase64(bytes) === text ? bytes : null;
+}
+
+/**
+ * RFC 8785 canonical JSON, refusing what JCS cannot represent faithfully
+ * (the same refusals as packages/ledger-core/src/jcs.ts).
+ */
+function canonicalJson(value) {
+  switch (typeof value) {
+    case 'string':
+      if (!value.isWellFormed()) throw new Error('lone surrogate in a string');
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value) || Object.is(value, -0)) throw new Error(`${value} is not canonicalisable`);
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) throw new Error('integer beyond 2^53-1');
+      return String(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+      const keys = Object.keys(value).sort();
+      return `{${keys.map((k) => {
+        if (!k.isWellFormed()) throw new Error('lone surrogate in a member name');
+        return `${JSON.stringify(k)}:${canonicalJson(value[k])}`;
+      }).join(',')}}`;
+    }
+    default:
+      throw new Error(`${typeof value} is not a JSON value`);
+  }
+}
+
+/** SHA-256 hex of a statement's canonical bytes: how statements name each other. */
+function statementHash(statement) {
+  return toHex(sha256(utf8.encode(canonicalJson(statement))));
+}
+
+/** The bytes an author signs: the context prefix, then the canonical statement. */
+function signingMessage(statement) {
+  const context = utf8.encode(SIGNING_CONTEXT);
+  const body = utf8.encode(canonicalJson(statement));
+  const message = new Uint8Array(context.length + body.length);
+  message.set(context, 0);
+  message.set(body, context.length);
+  return message;
+}
+
+function littleEndian(bytes) {
+  let hex = '';
+  for (let i = bytes.length - 1; i >= 0; i--) hex += bytes[i].toString(16).padStart(2, '0');
+  return hex === '' ? 0n : BigInt(`0x${hex}`);
+}
+
+/**
+ * The system's verdict rule (SPEC.md section 3, OpenSSL's cofactorless
+ * check), not noble's cofactored `verify`: S < L; A decoded leniently;
+ * k = SHA-512(R || A || M) mod L; accept iff encode([S]B - [k]A) equals R.
+ */
+function verifySignature(publicKey, message, signature) {
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
+  try {
+    const encodedR = signature.subarray(0, 32);
+    const S = littleEndian(signature.subarray(32, 64));
+    if (S >= L) return false;
+    const A = ed.Point.fromBytes(publicKey, true);
+    const digest = new Uint8Array(64 + message.length);
+    digest.set(encodedR, 0);
+    digest.set(publicKey, 32);
+    digest.set(message, 64);
+    const k = littleEndian(sha512(digest)) % L;
+    const recomputed = ed.Point.BASE.multiply(S, false).subtract(A.multiply(k, false));
+    const bytes = recomputed.toBytes();
+    let diff = 0;
+    for (let i = 0; i < 32; i++) diff |= bytes[i] ^ encodedR[i];
+    return diff === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** A UUIDv7 (RFC 9562 section 5.7) whose 48-bit timestamp is `millis`. */
+function uuidv7(millis) {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let t = millis;
+  for (let i = 5; i >= 0; i--) {
+    bytes[i] = t % 256;
+    t = Math.floor(t / 256);
+  }
+  bytes[6] = 0x70 | (bytes[6] & 0x0f);
+  bytes[8] = 0x80 | (bytes[8] & 0x3f);
+  const hex = toHex(bytes);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Checks an envelope's single signature (by `author.keyId`) under the verdict rule. */
+function envelopeVerifies(envelope) {
+  const statement = envelope?.statement;
+  const signatures = envelope?.signatures;
+  if (typeof statement !== 'object' || statement === null || !Array.isArray(signatures) || signatures.length !== 1) return false;
+  const [{ keyId, sig }] = signatures;
+  if (typeof keyId !== 'string' || !HEX64.test(keyId) || keyId !== statement.author?.keyId) return false;
+  const signature = fromBase64(sig, 64);
+  return signature !== null && verifySignature(fromHex(keyId), signingMessage(statement), signature);
+}
+
+// ---------------------------------------------------------------------------
+// The approver's key: held in this page's memory only.
+
+let approver = null;
+
+/** Reads a key file's text (untrusted): `{v:1, principal, keyId, seed}` whose seed yields keyId. */
+function loadKey(text) {
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error('not a key file (not JSON)');
+  }
+  const keys = parsed === null || typeof parsed !== 'object' ? [] : Object.keys(parsed).sort();
+  if (keys.join(',') !== 'keyId,principal,seed,v' || parsed.v !== 1 || typeof parsed.principal !== 'string' || !PRINCIPAL.test(parsed.principal) || !HEX64.test(parsed.keyId) || !HEX64.test(parsed.seed)) {
+    throw new Error('not a key file');
+  }
+  const seed = fromHex(parsed.seed);
+  if (toHex(ed.getPublicKey(seed)) !== parsed.keyId) throw new Error('the key file keyId does not match its seed');
+  approver = { principal: parsed.principal, keyId: parsed.keyId, seed };
+  showKeyStatus(`Signing as ${approver.principal} (key ${approver.keyId.slice(0, 16)}...).`, false);
+  render();
+}
+
+function showKeyStatus(text, isError) {
+  const status = document.getElementById('key-status');
+  status.textContent = text;
+  status.className = isError ? 'error' : '';
+}
+
+/**
+ * Builds, signs, self-verifies and submits a `human.response` naming the
+ * exact proposal and confirmation request. Returns the ledger's answer.
+ */
+async function answer(item, verdict) {
+  if (approver === null) throw new Error('load your approver key first');
+  const millis = Date.now();
+  const statement = {
+    v: 1,
+    id: uuidv7(millis),
+    type: 'human.response',
+    issuedAt: new Date(millis).toISOString(),
+    author: { principal: approver.principal, keyId: approver.keyId },
+    body: { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null },
+  };
+  const message = signingMessage(statement);
+  const signature = ed.sign(message, approver.seed);
+  if (!verifySignature(fromHex(approver.keyId), message, signature)) throw new Error('the signature made here does not verify; nothing was sent');
+  const envelope = { statement, signatures: [{ keyId: approver.keyId, sig: toBase64(signature) }] };
+  const response = await fetch('/v1/statements', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
+  const reply = await response.json().catch(() => null);
+  if (response.status !== 202) {
+    const code = reply?.error?.code ?? `HTTP ${response.status}`;
+    throw new Error(`refused by the ledger: ${code}: ${reply?.error?.message ?? ''}`);
+  }
+  const expected = statementHash(statement);
+  if (reply?.statementHash !== expected) throw new Error('the ledger acknowledged a different statement hash');
+  return expected;
+}
+
+// ---------------------------------------------------------------------------
+// The queue.
+
+let items = [];
+
+/** Fetches the pending queue and each proposal's signed entry; keeps only items that check out. */
+async function loadQueue() {
+  const status = document.getElementById('queue-status');
+  const response = await fetch('/v1/pending?limit=200');
+  if (!response.ok) throw new Error(`pending queue: HTTP ${response.status}`);
+  const { pending } = await response.json();
+  const loaded = [];
+  for (const row of pending) {
+    const item = { proposalHash: row.proposalHash, requestHash: row.requestHash, agentId: row.agentId, tier: row.tier, deadline: row.deadline, approvalsRequired: row.approvalsRequired, approvedBy: row.approvedBy, problem: null, operation: null, risk: null };
+    try {
+      const detail = await (await fetch(`/v1/proposals/${encodeURIComponent(row.proposalHash)}`)).json();
+      const statement = detail?.entry?.envelope?.statement;
+      // The displayed operation must be the one whose hash the answer names.
+      if (statement?.type !== 'proposal.submitted' || statementHash(statement) !== row.proposalHash) throw new Error('the proposal on the log does not match its hash');
+      if (!envelopeVerifies(detail.entry.envelope)) throw new Error("the agent's signature on the proposal does not verify");
+      const request = detail.request?.envelope?.statement;
+      if (request?.type !== 'confirmation.requested' || statementHash(request) !== row.requestHash || request.body.proposal !== row.proposalHash) {
+        throw new Error('the confirmation request does not match');
+      }
+      item.operation = statement.body;
+      item.risk = detail.risk;
+      item.deadline = request.body.deadline;
+    } catch (err) {
+      item.problem = err.message;
+    }
+    loaded.push(item);
+  }
+  items = loaded;
+  status.textContent = items.length === 0 ? 'Nothing is waiting for a human.' : `${items.length} pending.`;
+  render();
+}
+
+function secondsLeft(deadline) {
+  return Math.max(0, Math.ceil((Date.parse(deadline) - Date.now()) / 1000));
+}
+
+function field(list, name, value) {
+  const dt = document.createElement('dt');
+  dt.textContent = name;
+  const dd = document.createElement('dd');
+  dd.textContent = value;
+  dd.dataset.field = name;
+  list.append(dt, dd);
+}
+
+/** Renders the queue with textContent only (proposal fields are untrusted text). */
+function render() {
+  const list = document.getElementById('pending');
+  list.replaceChildren();
+  for (const item of items) {
+    const li = document.createElement('li');
+    li.dataset.proposal = item.proposalHash;
+    li.className = `tier-${item.tier}`;
+    const head = document.createElement('p');
+    const countdown = document.createElement('span');
+    countdown.className = 'countdown';
+    countdown.dataset.deadline = item.deadline;
+    countdown.textContent = `expires in ${secondsLeft(item.deadline)}s`;
+    head.append(`proposal ${item.proposalHash.slice(0, 16)}  tier ${item.tier}  `, countdown);
+    li.append(head);
+    if (item.problem !== null) {
+      const p = document.createElement('p');
+      p.className = 'error';
+      p.textContent = `Not shown, not answerable: ${item.problem}`;
+      li.append(p);
+      list.append(li);
+      continue;
+    }
+    const op = item.operation;
+    const dl = document.createElement('dl');
+    field(dl, 'agent', op.agentId);
+    field(dl, 'tool', op.tool);
+    field(dl, 'actionType', op.actionType);
+    field(dl, 'targetResource', op.targetResource);
+    field(dl, 'recipient', op.recipient);
+    field(dl, 'scope', op.scope);
+    field(dl, 'args', JSON.stringify(op.args, null, 2));
+    field(dl, 'query', op.query);
+    field(dl, 'tier', String(item.tier));
+    field(dl, 'risk', item.risk === null ? 'unknown' : String(item.risk));
+    field(dl, 'approvals', `${item.approvedBy.length} of ${item.approvalsRequired}${item.approvedBy.length > 0 ? ` (${item.approvedBy.join(', ')})` : ''}`);
+    field(dl, 'proposal hash', item.proposalHash);
+    li.append(dl);
+    const result = document.createElement('p');
+    result.className = 'result';
+    result.setAttribute('role', 'status');
+    for (const verdict of ['approve', 'deny']) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = verdict;
+      button.textContent = verdict === 'approve' ? 'Approve' : 'Deny';
+      button.disabled = approver === null;
+      button.addEventListener('click', () => {
+        for (const b of li.querySelectorAll('button')) b.disabled = true;
+        result.className = 'result';
+        result.textContent = 'Signing...';
+        answer(item, verdict).then(
+          (hash) => {
+            result.textContent = `Signed and sent: ${verdict} (statement ${hash})`;
+            result.dataset.statement = hash;
+          },
+          (err) => {
+            result.className = 'result error';
+            result.textContent = err.message;
+            for (const b of li.querySelectorAll('button')) b.disabled = approver === null;
+          },
+        );
+      });
+      li.append(button);
+    }
+    li.append(result);
+    list.append(li);
+  }
+}
+
+function tick() {
+  for (const span of document.querySelectorAll('.countdown')) {
+    const left = secondsLeft(span.dataset.deadline);
+    span.textContent = left > 0 ? `expires in ${left}s` : 'expired (denied on timeout)';
+  }
+}
+
+function showQueueError(err) {
+  const status = document.getElementById('queue-status');
+  status.className = 'error';
+  status.textContent = err.message;
+}
+
+document.getElementById('key-file').addEventListener('change', (event) => {
+  const file = event.target.files?.[0];
+  if (file === undefined) return;
+  file.text().then(loadKey).catch((err) => showKeyStatus(err.message, true));
+});
+document.getElementById('key-load').addEventListener('click', () => {
+  try {
+    loadKey(document.getElementById('key-text').value);
+  } catch (err) {
+    showKeyStatus(err.message, true);
+  }
+});
+document.getElementById('refresh').addEventListener('click', () => {
+  loadQueue().catch(showQueueError);
+});
+setInterval(tick, 1000);
+loadQueue().catch(showQueueError);

@@ -1,0 +1,290 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerClient } from '@agent-ledger/client';
+import {
+  EntrySchema,
+  canonicalJson,
+  nodeEd25519,
+  statementHash,
+  verifyEnvelopeSignatures,
+  type BodyOf,
+  type Entry,
+  type Signer,
+} from '@agent-ledger/core';
+import { Exit, UsageError } from '../cli-error.js';
+import { LedgerHome } from '../home.js';
+
+/** Options of `ledger approve`. */
+export interface ApproveOptions {
+  readonly home?: string;
+  /** Approver principal, e.g. `approver:dana` (its key file is `keys/approver-dana.key`). */
+  readonly as?: string;
+  /** Base URL of the API (default: the installation's). */
+  readonly api?: string;
+  readonly list?: boolean;
+  readonly approve?: string;
+  readonly deny?: string;
+  readonly batch?: boolean;
+  readonly maxTier?: number;
+  readonly json?: boolean;
+}
+
+/**
+ * The highest tier `--batch` may approve. Tiers 3 (high) and 4 (critical)
+ * are answered one at a time, after reading the operation: batch approval
+ * fights confirmation fatigue on routine items only.
+ */
+export const MAX_BATCH_TIER = 2;
+
+/** One pending confirmation, with the operation as the agent signed it (checked against its hash and signature). */
+export interface PendingItem {
+  readonly proposalHash: string;
+  readonly requestHash: string;
+  readonly agentId: string;
+  readonly tier: number;
+  readonly risk: number | null;
+  readonly deadline: string;
+  readonly approvalsRequired: number;
+  readonly approvedBy: readonly string[];
+  readonly operation: BodyOf<'proposal.submitted'>;
+}
+
+interface PendingRow {
+  readonly proposalHash: string;
+  readonly requestHash: string;
+  readonly agentId: string;
+  readonly tier: number;
+  readonly deadline: string;
+  readonly approvalsRequired: number;
+  readonly approvedBy: string[];
+  readonly status: string;
+}
+
+async function getJson(url: string): Promise<{ status: number; body: unknown }> {
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `cannot reach ${url}: ${(err as Error).message}`, { retryable: true, cause: err });
+  }
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch (err) {
+    throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${url}: the answer is not JSON`, { cause: err });
+  }
+  return { status: response.status, body };
+}
+
+/** An entry from the API (untrusted): schema-checked, its single signature verified. */
+function checkedEntry(value: unknown, what: string): Entry {
+  const parsed = EntrySchema.safeParse(value);
+  if (!parsed.success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${what}: not a ledger entry`);
+  const entry = parsed.data as unknown as Entry;
+  const signers = verifyEnvelopeSignatures(entry.envelope, canonicalJson(entry.envelope.statement), nodeEd25519);
+  if (signers.length !== 1 || signers[0] !== entry.envelope.statement.author.keyId) {
+    throw new LedgerError(ReasonCode.INVALID_SIGNATURE, `${what}: not signed by its author's key`);
+  }
+  return entry;
+}
+
+/**
+ * The pending queue, each item with its full operation fetched from the log
+ * (`GET /v1/proposals/:hash`) and checked here: the statement's hash must be
+ * the proposal hash the answer will name, the agent's signature must verify,
+ * and the confirmation request must be signed by a service key of the
+ * genesis and name that proposal. What is shown is what is approved.
+ */
+export async function loadPending(baseUrl: string, serviceKeys: ReadonlySet<string>): Promise<PendingItem[]> {
+  const { status, body } = await getJson(`${baseUrl}/v1/pending?limit=1000`);
+  if (status !== 200) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `GET /v1/pending: HTTP ${status}`, { retryable: status >= 500 });
+  const rows = (body as { pending?: PendingRow[] }).pending ?? [];
+  const items: PendingItem[] = [];
+  for (const row of rows) {
+    if (row.status !== 'pending') continue;
+    const detail = await getJson(`${baseUrl}/v1/proposals/${row.proposalHash}`);
+    if (detail.status !== 200) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `GET /v1/proposals/${row.proposalHash.slice(0, 16)}: HTTP ${detail.status}`, { retryable: true });
+    const answer = detail.body as { entry?: unknown; request?: unknown; risk?: number | null };
+    const proposal = checkedEntry(answer.entry, 'proposal');
+    const statement = proposal.envelope.statement;
+    if (statement.type !== 'proposal.submitted' || statementHash(statement) !== row.proposalHash) {
+      throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `the log's proposal does not hash to ${row.proposalHash.slice(0, 16)}`);
+    }
+    const request = checkedEntry(answer.request, 'confirmation request');
+    const requestStatement = request.envelope.statement;
+    if (requestStatement.type !== 'confirmation.requested' || statementHash(requestStatement) !== row.requestHash) {
+      throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `the confirmation request does not hash to ${row.requestHash.slice(0, 16)}`);
+    }
+    const requestBody = requestStatement.body as BodyOf<'confirmation.requested'>;
+    if (!serviceKeys.has(requestStatement.author.keyId) || requestBody.proposal !== row.proposalHash) {
+      throw new LedgerError(ReasonCode.KEY_UNKNOWN, 'the confirmation request is not signed by a service key of this ledger for this proposal');
+    }
+    items.push({
+      proposalHash: row.proposalHash,
+      requestHash: row.requestHash,
+      agentId: row.agentId,
+      tier: requestBody.tier,
+      risk: answer.risk ?? null,
+      deadline: requestBody.deadline,
+      approvalsRequired: requestBody.approvalsRequired,
+      approvedBy: row.approvedBy,
+      operation: statement.body as BodyOf<'proposal.submitted'>,
+    });
+  }
+  return items;
+}
+
+/** "expires in 12s" (or "expired") for a deadline at `nowMs`. */
+export function timeLeft(deadline: string, nowMs: number): string {
+  const seconds = Math.ceil((Date.parse(deadline) - nowMs) / 1000);
+  return seconds > 0 ? `expires in ${seconds}s` : 'expired (denied on timeout)';
+}
+
+/** The lines that show one item: header with countdown, then the exact operation. */
+function describe(item: PendingItem, nowMs: number): string[] {
+  const op = item.operation;
+  const approvals = item.approvalsRequired > 1 ? `  approvals ${item.approvedBy.length}/${item.approvalsRequired}${item.approvedBy.length > 0 ? ` (${item.approvedBy.join(', ')})` : ''}` : '';
+  return [
+    `${item.proposalHash.slice(0, 12)}  tier ${item.tier}  risk ${item.risk ?? '?'}  ${op.agentId}  ${timeLeft(item.deadline, nowMs)}${approvals}`,
+    `    tool ${op.tool}  action ${op.actionType}  target ${op.targetResource}  recipient ${op.recipient}  scope ${op.scope}`,
+    `    args ${JSON.stringify(op.args)}`,
+    `    query ${JSON.stringify(op.query)}`,
+  ];
+}
+
+function itemJson(item: PendingItem, nowMs: number): Record<string, unknown> {
+  const op = item.operation;
+  return {
+    proposalHash: item.proposalHash,
+    requestHash: item.requestHash,
+    agent: op.agentId,
+    tool: op.tool,
+    actionType: op.actionType,
+    targetResource: op.targetResource,
+    recipient: op.recipient,
+    scope: op.scope,
+    args: op.args,
+    query: op.query,
+    tier: item.tier,
+    risk: item.risk,
+    deadline: item.deadline,
+    secondsLeft: Math.max(0, Math.ceil((Date.parse(item.deadline) - nowMs) / 1000)),
+    approvalsRequired: item.approvalsRequired,
+    approvedBy: item.approvedBy,
+  };
+}
+
+/** The one item whose proposal hash starts with `prefix` (untrusted CLI input). */
+export function findByPrefix(items: readonly PendingItem[], prefix: string): PendingItem {
+  if (!/^[0-9a-f]{4,64}$/.test(prefix)) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'a proposal id is 4 to 64 lowercase hex characters of its hash');
+  const matches = items.filter((i) => i.proposalHash.startsWith(prefix));
+  if (matches.length === 0) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `no pending proposal starts with ${prefix}`);
+  if (matches.length > 1) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${matches.length} pending proposals start with ${prefix}; give more characters`);
+  return matches[0] as PendingItem;
+}
+
+/** The local approver key: `--as approver:dana`, else the first `approver-*.key` of the installation. */
+function approverKey(home: LedgerHome, as: string | undefined): Signer {
+  if (as !== undefined) {
+    if (!/^approver:[A-Za-z0-9._@-]{1,128}$/.test(as)) throw new UsageError(`--as takes an approver principal such as approver:dana, not ${as}`);
+    const signer = home.key(as.replace(':', '-'));
+    if (signer.principal !== as) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `the key file for ${as} speaks for ${signer.principal}`);
+    return signer;
+  }
+  const files = readdirSync(join(home.dir, 'keys')).filter((f) => /^approver-.+\.key$/.test(f)).sort();
+  const first = files[0];
+  if (first === undefined) throw new UsageError(`no approver key in ${join(home.dir, 'keys')}`);
+  return home.key(first.slice(0, -'.key'.length));
+}
+
+/** Service keys named by the genesis: who may sign confirmation requests at the start of the log. */
+function serviceKeysOf(home: LedgerHome): Set<string> {
+  return new Set(home.genesis().statement.body.keys.filter((k) => k.roles.includes('service')).map((k) => k.keyId));
+}
+
+/**
+ * Prints the queue with a live countdown while stdout is a terminal
+ * (redrawn every second, the queue re-read every two), until the queue is
+ * empty or the user interrupts.
+ */
+async function liveList(baseUrl: string, serviceKeys: ReadonlySet<string>, first: PendingItem[]): Promise<void> {
+  let items = first;
+  let drawn = 0;
+  let stop = false;
+  const interrupt = (): void => {
+    stop = true;
+  };
+  process.once('SIGINT', interrupt);
+  try {
+    for (let tick = 0; !stop; tick++) {
+      const now = Date.now();
+      const lines = items.length === 0 ? ['nothing is waiting for a human'] : items.flatMap((i) => describe(i, now));
+      lines.push('(Ctrl-C to stop; answer with: ledger approve --approve ID | --deny ID)');
+      if (drawn > 0) process.stdout.write(`\x1b[${drawn}A\x1b[0J`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+      drawn = lines.length;
+      if (items.length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (tick % 2 === 1) items = (await loadPending(baseUrl, serviceKeys)).filter((i) => Date.parse(i.deadline) > Date.now());
+    }
+  } finally {
+    process.removeListener('SIGINT', interrupt);
+  }
+}
+
+/**
+ * `ledger approve`: shows pending confirmations with the exact operation and
+ * the time left, and answers them with a `human.response` signed by the
+ * local approver key. `--batch --max-tier N` approves every pending item of
+ * tier <= N and refuses N >= 3.
+ */
+export async function approveCommand(options: ApproveOptions): Promise<number> {
+  const actions = [options.list === true, options.approve !== undefined, options.deny !== undefined, options.batch === true].filter(Boolean).length;
+  if (actions > 1) throw new UsageError('choose one of --list, --approve ID, --deny ID, --batch');
+  if (options.maxTier !== undefined && options.batch !== true) throw new UsageError('--max-tier goes with --batch');
+  if (options.batch === true) {
+    if (options.maxTier === undefined) throw new UsageError('--batch needs --max-tier N (at most 2)');
+    if (options.maxTier > MAX_BATCH_TIER) {
+      throw new LedgerError(ReasonCode.POLICY_VIOLATION, `batch approval is for tiers 0-${MAX_BATCH_TIER} only; tier 3 and 4 items are answered one at a time`);
+    }
+  }
+  const home = LedgerHome.open(options.home);
+  const baseUrl = options.api ?? home.apiUrl();
+  const serviceKeys = serviceKeysOf(home);
+  const items = await loadPending(baseUrl, serviceKeys);
+  const now = Date.now();
+
+  if (options.approve === undefined && options.deny === undefined && options.batch !== true) {
+    if (options.json === true) {
+      process.stdout.write(`${JSON.stringify({ pending: items.map((i) => itemJson(i, now)) })}\n`);
+    } else if (process.stdout.isTTY) {
+      await liveList(baseUrl, serviceKeys, items);
+    } else {
+      const lines = items.length === 0 ? ['nothing is waiting for a human'] : items.flatMap((i) => describe(i, now));
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
+    return Exit.ok;
+  }
+
+  const signer = approverKey(home, options.as);
+  const client = new LedgerClient({ baseUrl, signer, deciderKeys: [...serviceKeys] });
+  const verdict: 'approve' | 'deny' = options.deny !== undefined ? 'deny' : 'approve';
+  const chosen = options.batch === true
+    ? items.filter((i) => i.tier <= (options.maxTier as number) && !i.approvedBy.includes(signer.principal))
+    : [findByPrefix(items, (options.approve ?? options.deny) as string)];
+  const answered: Record<string, unknown>[] = [];
+  for (const item of chosen) {
+    if (verdict === 'approve' && item.approvedBy.includes(signer.principal)) {
+      throw new LedgerError(ReasonCode.POLICY_VIOLATION, `${signer.principal} already approved ${item.proposalHash.slice(0, 12)}; it needs another approver`);
+    }
+    if (options.json !== true) process.stdout.write(`${describe(item, Date.now()).join('\n')}\n`);
+    const body: BodyOf<'human.response'> = { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null };
+    const submitted = await client.submit(client.sign('human.response', body));
+    answered.push({ proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, statementHash: submitted.statementHash, by: signer.principal });
+    if (options.json !== true) process.stdout.write(`  ${verdict === 'approve' ? 'approved' : 'denied'} by ${signer.principal}: statement ${submitted.statementHash}\n`);
+  }
+  if (options.json === true) process.stdout.write(`${JSON.stringify({ answered })}\n`);
+  else if (chosen.length === 0) process.stdout.write(`nothing pending at tier <= ${options.maxTier ?? MAX_BATCH_TIER}\n`);
+  return Exit.ok;
+}
