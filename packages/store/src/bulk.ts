@@ -1,62 +1,102 @@
 import type pg from 'pg';
-import type { TableSpec } from './rows.js';
+import type { Column, TableSpec } from './rows.js';
 
 /**
- * Set-based writes: a whole batch's rows for one table travel as one JSON
- * parameter and are unpacked with `json_to_recordset`, so a batch costs a
- * round trip per table rather than one per row, and every value stays a
- * bind parameter.
+ * Set-based writes. A batch's rows for one table travel column by column,
+ * one typed array parameter per column, and are unpacked with
+ * `unnest($1::t1[], $2::t2[], ...)`: every value stays a bind parameter, and
+ * Postgres parses each array once instead of a JSON document per row. The
+ * parts of a batch's write ({@link insertPart}, {@link updatePart},
+ * {@link addCountsPart}) are data-modifying CTEs of one statement
+ * ({@link StatementBuilder}), so a batch costs one round trip for all its
+ * tables.
  */
 
 function quoted(name: string): string {
   return `"${name}"`;
 }
 
-function recordset<R>(spec: TableSpec<R>): string {
-  return `json_to_recordset($1::json) AS x(${spec.columns.map((c) => `${quoted(c.name)} ${c.sqlType}`).join(', ')})`;
+/** Postgres array literal of a text array (the value of a `text[]` column carried inside a `text[]` parameter). */
+export function textArrayLiteral(values: readonly string[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out += ',';
+    out += `"${(values[i] as string).replace(/[\\"]/g, '\\$&')}"`;
+  }
+  return `${out}}`;
 }
 
-function payload<R>(spec: TableSpec<R>, rows: readonly R[]): string {
-  return JSON.stringify(rows.map((row) => Object.fromEntries(spec.columns.map((c) => [c.name, c.value(row)]))));
+function isArrayColumn<R>(column: Column<R>): boolean {
+  return column.sqlType.endsWith('[]');
 }
 
-/** Inserts rows; a row whose key exists fails the statement (and the transaction) on the primary key. */
-export async function insertRows<R>(client: pg.PoolClient, spec: TableSpec<R>, rows: readonly R[]): Promise<void> {
-  if (rows.length === 0) return;
+/**
+ * Parameters of one statement, numbered in the order they are added. The
+ * statement text depends only on the order of the `add` calls, never on the
+ * values, so one text serves every batch as a prepared statement.
+ */
+export class StatementBuilder {
+  readonly values: unknown[] = [];
+
+  /** Adds a parameter; returns its typed placeholder (`$n::type`). */
+  add(value: unknown, sqlType: string): string {
+    this.values.push(value);
+    return `$${this.values.length}::${sqlType}`;
+  }
+}
+
+/**
+ * `unnest(...) AS x(...)` over the rows, one array parameter per column. An
+ * array-typed column travels as the array literal of each row's value and is
+ * cast back in {@link selectList} (unnest would flatten a two-dimensional array).
+ */
+function unnestOf<R>(params: StatementBuilder, spec: TableSpec<R>, rows: readonly R[]): string {
+  const arrays = spec.columns.map((c) => {
+    if (isArrayColumn(c)) return params.add(rows.map((row) => textArrayLiteral(c.value(row) as readonly string[])), 'text[]');
+    return params.add(rows.map((row) => c.value(row)), `${c.sqlType}[]`);
+  });
+  return `unnest(${arrays.join(', ')}) AS x(${spec.columns.map((c) => quoted(c.name)).join(', ')})`;
+}
+
+function selectList<R>(spec: TableSpec<R>): string {
+  return spec.columns.map((c) => (isArrayColumn(c) ? `x.${quoted(c.name)}::${c.sqlType}` : `x.${quoted(c.name)}`)).join(', ');
+}
+
+/** An INSERT of the rows; a row whose key exists fails the statement (and the transaction) on the primary key. */
+export function insertPart<R>(params: StatementBuilder, spec: TableSpec<R>, rows: readonly R[]): string {
   const names = spec.columns.map((c) => quoted(c.name));
-  await client.query(
-    `INSERT INTO ${spec.table} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM ${recordset(spec)}`,
-    [payload(spec, rows)],
-  );
+  return `INSERT INTO ${spec.table} (${names.join(', ')}) SELECT ${selectList(spec)} FROM ${unnestOf(params, spec, rows)}`;
 }
 
-/** Rewrites the non-key columns of existing rows, matched by primary key. */
-export async function updateRows<R>(client: pg.PoolClient, spec: TableSpec<R>, rows: readonly R[]): Promise<void> {
-  if (rows.length === 0) return;
-  const assignments = spec.columns.filter((c) => !spec.key.includes(c.name)).map((c) => `${quoted(c.name)} = x.${quoted(c.name)}`);
+/** An UPDATE rewriting the non-key columns of existing rows, matched by primary key. */
+export function updatePart<R>(params: StatementBuilder, spec: TableSpec<R>, rows: readonly R[]): string {
+  const assignments = spec.columns
+    .filter((c) => !spec.key.includes(c.name))
+    .map((c) => `${quoted(c.name)} = ${isArrayColumn(c) ? `x.${quoted(c.name)}::${c.sqlType}` : `x.${quoted(c.name)}`}`);
   const match = spec.key.map((k) => `t.${quoted(k)} = x.${quoted(k)}`);
-  await client.query(`UPDATE ${spec.table} AS t SET ${assignments.join(', ')} FROM ${recordset(spec)} WHERE ${match.join(' AND ')}`, [
-    payload(spec, rows),
-  ]);
+  return `UPDATE ${spec.table} AS t SET ${assignments.join(', ')} FROM ${unnestOf(params, spec, rows)} WHERE ${match.join(' AND ')}`;
 }
 
-/** Adds each row's `count` to the stored bucket with the same key, creating it if missing. */
-export async function addCounts<R>(client: pg.PoolClient, spec: TableSpec<R>, countColumn: string, rows: readonly R[]): Promise<void> {
-  if (rows.length === 0) return;
+/** An upsert adding each row's `countColumn` to the stored bucket with the same key, creating it if missing. */
+export function addCountsPart<R>(params: StatementBuilder, spec: TableSpec<R>, countColumn: string, rows: readonly R[]): string {
   const names = spec.columns.map((c) => quoted(c.name));
   const count = quoted(countColumn);
-  await client.query(
-    `INSERT INTO ${spec.table} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM ${recordset(spec)}
-     ON CONFLICT (${spec.key.map(quoted).join(', ')}) DO UPDATE SET ${count} = ${spec.table}.${count} + EXCLUDED.${count}`,
-    [payload(spec, rows)],
-  );
+  return `INSERT INTO ${spec.table} (${names.join(', ')}) SELECT ${selectList(spec)} FROM ${unnestOf(params, spec, rows)}
+     ON CONFLICT (${spec.key.map(quoted).join(', ')}) DO UPDATE SET ${count} = ${spec.table}.${count} + EXCLUDED.${count}`;
 }
 
-/** Reads the stored rows whose single-column primary key is one of `keys`. */
+/**
+ * Reads the stored rows whose single-column primary key is one of `keys`,
+ * through a named (prepared once per connection) statement.
+ */
 export async function loadRows<R>(client: pg.PoolClient, spec: TableSpec<R>, keys: ReadonlySet<string>): Promise<R[]> {
   if (keys.size === 0) return [];
   const [key] = spec.key;
   if (key === undefined || spec.key.length !== 1) throw new TypeError(`loadRows: ${spec.table} needs a single-column key`);
-  const result = await client.query(`SELECT * FROM ${spec.table} WHERE ${quoted(key)} = ANY($1::text[])`, [[...keys]]);
+  const result = await client.query({
+    name: `store_load_${spec.table}`,
+    text: `SELECT * FROM ${spec.table} WHERE ${quoted(key)} = ANY($1::text[])`,
+    values: [[...keys]],
+  });
   return result.rows.map((stored: Record<string, unknown>) => spec.read(stored));
 }

@@ -28,40 +28,73 @@ export type LinkCheck =
   | { readonly ok: false; readonly failure: LinkFailure };
 
 /**
+ * An entry's recomputed hashes, or null when it cannot be canonicalized.
+ * Computed from content alone (no stored state), so {@link hashEntries} can
+ * run while the database is still answering the apply's first round trip.
+ */
+export interface EntryHashes {
+  /** The entry hash recomputed from its header and envelope (not the one it carries). */
+  readonly hash: string;
+  /** SHA-256 of the statement's canonical bytes, reused by the fold. */
+  readonly statementHash: string;
+}
+
+/**
+ * Recomputes every entry's hash and statement hash from its content (the
+ * entries are untrusted: they come from Kafka). The statement is
+ * canonicalized once; its text feeds both hashes.
+ */
+export function hashEntries(entries: readonly Entry[]): (EntryHashes | null)[] {
+  const hashes: (EntryHashes | null)[] = new Array<EntryHashes | null>(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as Entry;
+    try {
+      const statementCanonical = canonicalJson(entry.envelope.statement);
+      hashes[i] = {
+        statementHash: sha256Hex(statementCanonical),
+        hash: entryHash(headerOf(entry, envelopeHash(entry.envelope, statementCanonical))),
+      };
+    } catch {
+      hashes[i] = null;
+    }
+  }
+  return hashes;
+}
+
+/**
  * Checks a batch of entries of one partition against the verified head
  * (SPEC.md section 9, rules 5 and 6), without touching the database.
  *
  * The entries are untrusted (they come from Kafka): every entry's hash is
- * recomputed from its content. An entry below the verified size must be the
+ * recomputed from its content (`hashed`, from {@link hashEntries}, when the
+ * caller computed them already). An entry below the verified size must be the
  * one already applied (`storedHashes` holds the stored hash of each such
  * index); an entry at the size must link to the head; one beyond it is a gap.
  * `sequencedAt` never decreases; `authorityIndex` equals the index on the
- * authority partition and never decreases on an events partition.
+ * authority partition and never decreases on an events partition. The first
+ * failing entry in batch order is the one reported.
  */
 export function checkLinks(
   partition: number,
   verified: VerifiedHead,
   entries: readonly Entry[],
   storedHashes: ReadonlyMap<number, string>,
+  hashed: readonly (EntryHashes | null)[] = hashEntries(entries),
 ): LinkCheck {
+  if (hashed.length !== entries.length) throw new RangeError('checkLinks: one hash result per entry is needed');
   const known = new Map(storedHashes);
   const fresh: LinkedEntry[] = [];
   let { size, head, sequencedAt, authorityIndex } = verified;
   let skipped = 0;
   const fail = (index: number, message: string): LinkCheck => ({ ok: false, failure: { index, message } });
-  for (const entry of entries) {
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as Entry;
     if (entry.partition !== partition) {
       return fail(entry.index, `entry ${entry.partition}/${entry.index} delivered to partition ${partition}`);
     }
-    let hash: string;
-    let statementHash: string;
-    try {
-      const statementCanonical = canonicalJson(entry.envelope.statement);
-      statementHash = sha256Hex(statementCanonical);
-      hash = entryHash(headerOf(entry, envelopeHash(entry.envelope, statementCanonical)));
-    } catch {
-      return fail(entry.index, `entry ${partition}/${entry.index} cannot be canonicalized`);
-    }
+    const hashes = hashed[i];
+    if (hashes === null || hashes === undefined) return fail(entry.index, `entry ${partition}/${entry.index} cannot be canonicalized`);
+    const { hash, statementHash } = hashes;
     if (hash !== entry.hash) return fail(entry.index, `entry ${partition}/${entry.index} does not hash to the hash it carries`);
     if (entry.index < size) {
       if (known.get(entry.index) !== hash) {

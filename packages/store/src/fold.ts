@@ -96,34 +96,53 @@ function bodyOf<T extends StatementType>(statement: Statement, _type: T): BodyOf
   return statement.body as BodyOf<T>;
 }
 
-/** The stored rows that folding `batch` reads. */
+/**
+ * The stored rows that folding `batch` reads: the keys its statements name,
+ * less those created earlier in the same batch (the fold finds those in
+ * memory). A statement that creates a row needs no lookup either: a key that
+ * is already stored fails the batch's INSERT on the primary key.
+ */
 export function lookupsOf(batch: readonly LinkedEntry[]): Lookups {
   const lookups: Lookups = { keyIds: new Set(), grantIds: new Set(), proposalHashes: new Set(), requestHashes: new Set() };
+  const created = { keyIds: new Set<string>(), grantIds: new Set<string>(), proposalHashes: new Set<string>(), requestHashes: new Set<string>() };
+  const need = (kind: keyof Lookups, key: string): void => {
+    if (!created[kind].has(key)) lookups[kind].add(key);
+  };
   for (const linked of batch) {
     if (!inItsStream(linked)) continue;
     const statement = linked.entry.envelope.statement;
     switch (statement.type) {
       case 'genesis':
-        for (const key of bodyOf(statement, 'genesis').keys) lookups.keyIds.add(key.keyId);
+        for (const key of bodyOf(statement, 'genesis').keys) created.keyIds.add(key.keyId);
         break;
       case 'key.registered':
+        created.keyIds.add(bodyOf(statement, 'key.registered').keyId);
+        break;
       case 'key.revoked':
-        lookups.keyIds.add(bodyOf(statement, 'key.revoked').keyId);
+        need('keyIds', bodyOf(statement, 'key.revoked').keyId);
         break;
       case 'grant.proposed':
+        created.grantIds.add(bodyOf(statement, 'grant.proposed').grantId);
+        break;
       case 'grant.cosigned':
       case 'grant.revoked':
       case 'grant.reauthorized':
-        lookups.grantIds.add(bodyOf(statement, 'grant.revoked').grantId);
+        need('grantIds', bodyOf(statement, 'grant.revoked').grantId);
+        break;
+      case 'proposal.submitted':
+        created.proposalHashes.add(linked.statementHash);
         break;
       case 'classification.recorded':
       case 'screening.verdict':
       case 'decision.recorded':
-        lookups.proposalHashes.add(bodyOf(statement, 'decision.recorded').proposal);
+        need('proposalHashes', bodyOf(statement, 'decision.recorded').proposal);
+        break;
+      case 'confirmation.requested':
+        created.requestHashes.add(linked.statementHash);
         break;
       case 'human.response':
       case 'timeout.recorded':
-        lookups.requestHashes.add(bodyOf(statement, 'timeout.recorded').request);
+        need('requestHashes', bodyOf(statement, 'timeout.recorded').request);
         break;
       default:
         break;

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { ZERO_HASH, type Entry } from '@agent-ledger/core';
 import { LedgerError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
-import { addCounts, insertRows, loadRows, updateRows } from './bulk.js';
-import { checkLinks, type LinkFailure, type VerifiedHead } from './chain-check.js';
+import { StatementBuilder, addCountsPart, insertPart, loadRows, updatePart } from './bulk.js';
+import { checkLinks, hashEntries, type LinkFailure, type VerifiedHead } from './chain-check.js';
 import { FoldState, evolve, lookupsOf, type Lookups } from './fold.js';
 import {
   ENFORCEMENT_RECORDS,
@@ -145,37 +145,25 @@ export class Projection {
     let usable = true;
     try {
       let failure: LinkFailure;
-      await client.query('BEGIN');
       try {
-        await client.query('SELECT pg_advisory_xact_lock($1, $2)', [APPLY_LOCK_NAMESPACE, ledgerPartition]);
-        const stored = readHead((await client.query('SELECT * FROM partition_heads WHERE partition = $1', [ledgerPartition])).rows[0]);
+        // One round trip opens the transaction, takes the partition's lock and reads its head (the partition is a
+        // checked integer, safe to inline; a multi-statement text runs in the simple protocol). While Postgres
+        // answers, the entries' hashes are recomputed: they depend on content alone.
+        const opening = client.query(
+          `BEGIN; SELECT pg_advisory_xact_lock(${APPLY_LOCK_NAMESPACE}, ${ledgerPartition}); SELECT * FROM partition_heads WHERE partition = ${ledgerPartition}`,
+        );
+        // Awaited below; the handler only keeps a rejection from counting as unhandled while the hashes are computed.
+        opening.catch(() => undefined);
+        const hashed = hashEntries(entries);
+        const results = (await opening) as unknown as pg.QueryResult[];
+        const stored = readHead(results[2]?.rows[0] as Record<string, unknown> | undefined);
         if (stored.halted !== null) throw haltedError(ledgerPartition, stored.halted);
-        const check = checkLinks(ledgerPartition, stored, entries, await this.#storedHashes(client, ledgerPartition, stored.size, entries));
+        const check = checkLinks(ledgerPartition, stored, entries, await this.#storedHashes(client, ledgerPartition, stored.size, entries), hashed);
         if (check.ok) {
           const state = new FoldState();
           await this.#load(client, state, lookupsOf(check.fresh));
           for (const linked of check.fresh) evolve(state, linked);
-          await this.#write(client, state);
-          if (check.fresh.length > 0) {
-            const { size, head, sequencedAt, authorityIndex } = check.head;
-            await client.query(
-              `INSERT INTO partition_heads (partition, size, head, sequenced_at, authority_index) VALUES ($1, $2, $3, $4, $5)
-               ON CONFLICT (partition) DO UPDATE SET size = EXCLUDED.size, head = EXCLUDED.head,
-                 sequenced_at = EXCLUDED.sequenced_at, authority_index = EXCLUDED.authority_index`,
-              [ledgerPartition, size, head, sequencedAt, authorityIndex],
-            );
-          }
-          await client.query(
-            `INSERT INTO projector_offsets (topic, partition, next_offset) VALUES ($1, $2, $3)
-             ON CONFLICT (topic, partition) DO UPDATE SET next_offset = GREATEST(projector_offsets.next_offset, EXCLUDED.next_offset)`,
-            [source.topic, source.partition, source.nextOffset],
-          );
-          if (state.decided.length > 0) {
-            await client.query('SELECT pg_notify($1, hash) FROM unnest($2::text[]) WITH ORDINALITY AS d(hash, n) ORDER BY n', [
-              DECISION_CHANNEL,
-              state.decided,
-            ]);
-          }
+          await this.#write(client, ledgerPartition, state, check.fresh.length > 0 ? check.head : null, source);
           await client.query('COMMIT');
           return { applied: check.fresh.length, skipped: check.skipped, size: check.head.size, head: check.head.head };
         }
@@ -230,10 +218,11 @@ export class Projection {
   async #storedHashes(client: pg.PoolClient, partition: number, size: number, entries: readonly Entry[]): Promise<Map<number, string>> {
     const indexes = [...new Set(entries.filter((e) => e.index < size).map((e) => e.index))];
     if (indexes.length === 0) return new Map();
-    const result = await client.query<{ index: string; hash: string }>(
-      'SELECT index, hash FROM entries_seen WHERE partition = $1 AND index = ANY($2::bigint[])',
-      [partition, indexes],
-    );
+    const result = await client.query<{ index: string; hash: string }>({
+      name: 'store_stored_hashes',
+      text: 'SELECT index, hash FROM entries_seen WHERE partition = $1 AND index = ANY($2::bigint[])',
+      values: [partition, indexes],
+    });
     return new Map(result.rows.map((r) => [Number(r.index), r.hash]));
   }
 
@@ -244,20 +233,45 @@ export class Projection {
     for (const row of await loadRows(client, PENDING_APPROVALS, lookups.requestHashes)) state.approvals.load(row.requestHash, row);
   }
 
-  async #write(client: pg.PoolClient, state: FoldState): Promise<void> {
-    await insertRows(client, ENTRIES_SEEN, state.entries);
-    await insertRows(client, KEYS, state.keys.inserted);
-    await updateRows(client, KEYS, state.keys.updated());
-    await insertRows(client, GRANTS, state.grants.inserted);
-    await updateRows(client, GRANTS, state.grants.updated());
-    await insertRows(client, PROPOSALS, state.proposals.inserted);
-    await updateRows(client, PROPOSALS, state.proposals.updated());
-    await insertRows(client, PENDING_APPROVALS, state.approvals.inserted);
-    await updateRows(client, PENDING_APPROVALS, state.approvals.updated());
-    await insertRows(client, ENFORCEMENT_RECORDS, state.decisions);
-    await insertRows(client, REFUSALS, state.refusals);
+  /**
+   * Writes the batch in one statement: every table's rows, the partition's new
+   * head (when the batch brought new entries), the source offset (never moved
+   * backwards) and a NOTIFY per decision in entry order (delivered at commit),
+   * as data-modifying CTEs. The text depends on no value, so it is prepared
+   * once per connection.
+   */
+  async #write(client: pg.PoolClient, ledgerPartition: number, state: FoldState, head: VerifiedHead | null, source: SourceOffset): Promise<void> {
+    const params = new StatementBuilder();
     // Buckets in key order: concurrent applies of different partitions then lock shared buckets in one order (no deadlock).
     const buckets = [...state.refusalCounts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
-    await addCounts(client, REFUSAL_METRICS, 'count', buckets);
+    const parts = [
+      insertPart(params, ENTRIES_SEEN, state.entries),
+      insertPart(params, KEYS, state.keys.inserted),
+      updatePart(params, KEYS, state.keys.updated()),
+      insertPart(params, GRANTS, state.grants.inserted),
+      updatePart(params, GRANTS, state.grants.updated()),
+      insertPart(params, PROPOSALS, state.proposals.inserted),
+      updatePart(params, PROPOSALS, state.proposals.updated()),
+      insertPart(params, PENDING_APPROVALS, state.approvals.inserted),
+      updatePart(params, PENDING_APPROVALS, state.approvals.updated()),
+      insertPart(params, ENFORCEMENT_RECORDS, state.decisions),
+      insertPart(params, REFUSALS, state.refusals),
+      addCountsPart(params, REFUSAL_METRICS, 'count', buckets),
+      `INSERT INTO partition_heads (partition, size, head, sequenced_at, authority_index)
+         SELECT ${params.add(ledgerPartition, 'integer')}, ${params.add(head?.size ?? 0, 'bigint')}, ${params.add(head?.head ?? ZERO_HASH, 'text')},
+           ${params.add(head?.sequencedAt ?? null, 'timestamptz')}, ${params.add(head?.authorityIndex ?? null, 'bigint')}
+         WHERE ${params.add(head !== null, 'boolean')}
+       ON CONFLICT (partition) DO UPDATE SET size = EXCLUDED.size, head = EXCLUDED.head,
+         sequenced_at = EXCLUDED.sequenced_at, authority_index = EXCLUDED.authority_index`,
+      `INSERT INTO projector_offsets (topic, partition, next_offset)
+         VALUES (${params.add(source.topic, 'text')}, ${params.add(source.partition, 'integer')}, ${params.add(source.nextOffset, 'bigint')})
+       ON CONFLICT (topic, partition) DO UPDATE SET next_offset = GREATEST(projector_offsets.next_offset, EXCLUDED.next_offset)`,
+    ];
+    const notify = `SELECT pg_notify(${params.add(DECISION_CHANNEL, 'text')}, d.hash) FROM unnest(${params.add(state.decided, 'text[]')}) WITH ORDINALITY AS d(hash, n) ORDER BY d.n`;
+    await client.query({
+      name: 'store_apply_write',
+      text: `WITH ${parts.map((part, i) => `w${i} AS (${part})`).join(',\n')}\n${notify}`,
+      values: params.values,
+    });
   }
 }
