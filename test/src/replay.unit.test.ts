@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { statementHash, type BodyOf, type Entry, type Signer, type Statement } from '@agent-ledger/core';
 import { decide, evolve, initialState, type GateDecision, type GateState } from '@agent-ledger/gate';
 import { newSigner } from '@agent-ledger/ledger';
-import { verifyBundle, type VerificationReport } from '@agent-ledger/verifier';
+import { verifyBundle, type VerificationReport, type VerifyOptions } from '@agent-ledger/verifier';
 import { TestLedger } from './fixtures.js';
 
 // Decision replay and deadline proofs, attacked from the operator's side: every
@@ -13,9 +13,9 @@ import { TestLedger } from './fixtures.js';
 
 type Posted = { entry: Entry; hash: string };
 
-async function verify(ledger: TestLedger): Promise<VerificationReport> {
+async function verify(ledger: TestLedger, options: VerifyOptions = {}): Promise<VerificationReport> {
   ledger.sealAll();
-  return verifyBundle([`${ledger.lines().join('\n')}\n`], ledger.trustRoot, { workers: 0 });
+  return verifyBundle([`${ledger.lines().join('\n')}\n`], ledger.trustRoot, { workers: 0, ...options });
 }
 
 function assertFailsAt(report: VerificationReport, code: string, at: Entry): void {
@@ -341,4 +341,29 @@ test('a confirmation request without a verify_first decision fails', async () =>
     ledger.gate,
   );
   assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', request.entry);
+});
+
+test('the replay window is bounded: a decision for a proposal pushed out of it fails, one inside it passes', async () => {
+  const build = (): { ledger: TestLedger; decision: Posted } => {
+    const ledger = new TestLedger();
+    const oldest = ledger.propose(SAFE);
+    ledger.propose(SAFE);
+    ledger.propose(SAFE);
+    return { ledger, decision: recordDecision(ledger, oldest).decision };
+  };
+  const small = build();
+  assertFailsAt(await verify(small.ledger, { replay: { maxPending: 2 } }), 'POLICY_VIOLATION', small.decision.entry);
+  const bytes = build();
+  assertFailsAt(await verify(bytes.ledger, { replay: { maxPendingBytes: 700 } }), 'POLICY_VIOLATION', bytes.decision.entry);
+  assertValid(await verify(build().ledger, { replay: { maxPending: 3 } }));
+});
+
+test('the streaming verifier with worker threads gives the same replay verdicts', async () => {
+  const ledger = new TestLedger();
+  const p = ledger.propose();
+  const { request, expected } = recordDecision(ledger, p);
+  ledger.clock += 2_000;
+  respond(ledger, p, request as Posted, 'approve');
+  const allow = finalDecision(ledger, p, expected.tier, 'allow', null);
+  assertFailsAt(await verify(ledger, { workers: 2, batchLines: 3 }), 'STALE_APPROVAL', allow.entry);
 });

@@ -24,8 +24,8 @@ const SHELL_QUOTING = /['"\\]|\$\{?ifs\b/;
 
 /**
  * What the ASCII fast path must do to `text`: 0 nothing (already normal),
- * 1 fold case and spaces, -1 leave the fast path (a character outside
- * printable ASCII). One pass, no allocation.
+ * 1 fold case only, 2 fold case and spaces, -1 leave the fast path (a
+ * character outside printable ASCII). One pass, no allocation.
  */
 function asciiWork(text: string): number {
   let work = 0;
@@ -33,10 +33,11 @@ function asciiWork(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c < 32 || c > 126) return -1;
-    if ((c >= 65 && c <= 90) || (c === 32 && previous === 32)) work = 1;
+    if (c === 32 && previous === 32) work = 2;
+    else if (c >= 65 && c <= 90 && work === 0) work = 1;
     previous = c;
   }
-  return previous === 32 && text.length > 0 ? 1 : work;
+  return previous === 32 && text.length > 0 ? 2 : work;
 }
 
 /** Lowercase, single spaces, no leading or trailing space: the ASCII fast path. */
@@ -52,7 +53,9 @@ function foldAscii(text: string): string {
 export function normalizeText(text: string): string {
   const work = asciiWork(text);
   if (work === 0) return text;
-  if (work === 1) return foldAscii(text);
+  // Printable ASCII with single inner spaces and none at either end: lowercasing is all there is to do.
+  if (work === 1) return text.toLowerCase();
+  if (work === 2) return foldAscii(text);
   const visible = text.replace(NUL_AND_FORMAT, '').replace(ANSI_ESCAPES, '').replace(CONTROLS, '');
   const folded = visible.normalize('NFKC').toLowerCase().normalize('NFKC').replace(STRAY_MARKS, '');
   return folded.replace(WHITESPACE_RUN, ' ').trim();

@@ -100,3 +100,11 @@ export async function loadRows<R>(client: pg.PoolClient, spec: TableSpec<R>, key
   });
   return result.rows.map((stored: Record<string, unknown>) => spec.read(stored));
 }
+
+/** Inserts rows in a statement of their own, prepared once per connection under `name`. */
+export async function insertRows<R>(client: pg.PoolClient, spec: TableSpec<R>, rows: readonly R[], name: string): Promise<void> {
+  if (rows.length === 0) return;
+  const params = new StatementBuilder();
+  const text = insertPart(params, spec, rows);
+  await client.query({ name, text, values: params.values });
+}

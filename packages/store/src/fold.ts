@@ -60,7 +60,6 @@ export class RowSet<R> {
 
 /** Everything one batch reads and writes; {@link evolve} folds entries into it. */
 export class FoldState {
-  readonly entries: EntrySeenRow[] = [];
   readonly keys = new RowSet<KeyRow>();
   readonly grants = new RowSet<GrantRow>();
   readonly proposals = new RowSet<ProposalRow>();
@@ -164,8 +163,23 @@ function countRefusal(state: FoldState, code: string, sequencedAt: string): void
   else row.count += 1;
 }
 
+/** The `entries_seen` row of a linked entry: every applied entry has one, whatever its stream. */
+export function entrySeenRow(linked: LinkedEntry): EntrySeenRow {
+  const { entry, statementHash } = linked;
+  return {
+    partition: entry.partition,
+    index: entry.index,
+    hash: entry.hash,
+    statementHash,
+    type: entry.envelope.statement.type,
+    sequencedAt: entry.sequencedAt,
+    authorityIndex: entry.authorityIndex,
+  };
+}
+
 /**
- * Folds one linked entry into the batch state. Rows derive only from the
+ * Folds one linked entry into the batch state (its `entries_seen` row,
+ * {@link entrySeenRow}, is written apart, as soon as the entry has linked). Rows derive only from the
  * entry's content and position, never from the clock or the order in which
  * partitions are consumed. The sequencer has already authorized the
  * statement (key, principal, role: SPEC.md section 7); the fold adds only
@@ -177,15 +191,6 @@ export function evolve(state: FoldState, linked: LinkedEntry): void {
   const statement = entry.envelope.statement;
   const author = statement.author.principal;
   const position = { partition: entry.partition, index: entry.index, sequencedAt: entry.sequencedAt };
-  state.entries.push({
-    partition: entry.partition,
-    index: entry.index,
-    hash: entry.hash,
-    statementHash,
-    type: statement.type,
-    sequencedAt: entry.sequencedAt,
-    authorityIndex: entry.authorityIndex,
-  });
   if (!inItsStream(linked)) return;
 
   const proposalOfSamePartition = (hash: string): ProposalRow | undefined => {

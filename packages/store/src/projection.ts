@@ -1,10 +1,11 @@
 import type pg from 'pg';
 import { ZERO_HASH, type Entry } from '@agent-ledger/core';
 import { LedgerError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
-import { StatementBuilder, addCountsPart, insertPart, loadRows, updatePart } from './bulk.js';
-import { checkLinks, hashEntries, type LinkFailure, type VerifiedHead } from './chain-check.js';
-import { FoldState, evolve, lookupsOf, type Lookups } from './fold.js';
+import { StatementBuilder, addCountsPart, insertPart, insertRows, loadRows, updatePart } from './bulk.js';
+import { checkLinks, hashEntries, type EntryHashes, type LinkCheck, type LinkFailure, type LinkedEntry, type VerifiedHead } from './chain-check.js';
+import { FoldState, entrySeenRow, evolve, lookupsOf, type Lookups } from './fold.js';
 import {
+  type EntrySeenRow,
   ENFORCEMENT_RECORDS,
   ENTRIES_SEEN,
   GRANTS,
@@ -60,6 +61,20 @@ export interface PartitionHead {
 const APPLY_LOCK_NAMESPACE = 0x4c454447; // "LEDG"
 
 const INT64_MAX = 9223372036854775807n;
+
+/**
+ * Entries checked and sent to `entries_seen` at a time: small enough that
+ * Postgres has a chunk to insert while the next is hashed, large enough that
+ * a chunk's statement costs little beside its rows.
+ */
+const LINK_CHUNK = 250;
+
+function ignore(): void {}
+
+/** Inserts `entries_seen` rows through a statement prepared once per connection. */
+function insertEntriesSeen(client: pg.PoolClient, rows: readonly EntrySeenRow[]): Promise<unknown> {
+  return insertRows(client, ENTRIES_SEEN, rows, 'store_entries_seen');
+}
 
 function checkSource(ledgerPartition: number, source: SourceOffset): void {
   if (!Number.isSafeInteger(ledgerPartition) || ledgerPartition < 0 || ledgerPartition > 1024) {
@@ -148,26 +163,25 @@ export class Projection {
       try {
         // One round trip opens the transaction, takes the partition's lock and reads its head (the partition is a
         // checked integer, safe to inline; a multi-statement text runs in the simple protocol). While Postgres
-        // answers, the entries' hashes are recomputed: they depend on content alone.
+        // answers, the first chunk's hashes are recomputed: they depend on content alone.
         const opening = client.query(
           `BEGIN; SELECT pg_advisory_xact_lock(${APPLY_LOCK_NAMESPACE}, ${ledgerPartition}); SELECT * FROM partition_heads WHERE partition = ${ledgerPartition}`,
         );
-        // Awaited below; the handler only keeps a rejection from counting as unhandled while the hashes are computed.
-        opening.catch(() => undefined);
-        const hashed = hashEntries(entries);
+        opening.catch(ignore); // awaited below; this only keeps a rejection from counting as unhandled meanwhile
+        const firstHashes = hashEntries(entries.slice(0, LINK_CHUNK));
         const results = (await opening) as unknown as pg.QueryResult[];
         const stored = readHead(results[2]?.rows[0] as Record<string, unknown> | undefined);
         if (stored.halted !== null) throw haltedError(ledgerPartition, stored.halted);
-        const check = checkLinks(ledgerPartition, stored, entries, await this.#storedHashes(client, ledgerPartition, stored.size, entries), hashed);
-        if (check.ok) {
+        const linked = await this.#link(client, ledgerPartition, stored, entries, firstHashes);
+        if (linked.ok) {
           const state = new FoldState();
-          await this.#load(client, state, lookupsOf(check.fresh));
-          for (const linked of check.fresh) evolve(state, linked);
-          await this.#write(client, ledgerPartition, state, check.fresh.length > 0 ? check.head : null, source);
+          await this.#load(client, state, lookupsOf(linked.fresh));
+          for (const entry of linked.fresh) evolve(state, entry);
+          await this.#write(client, ledgerPartition, state, linked.fresh.length > 0 ? linked.head : null, source);
           await client.query('COMMIT');
-          return { applied: check.fresh.length, skipped: check.skipped, size: check.head.size, head: check.head.head };
+          return { applied: linked.fresh.length, skipped: linked.skipped, size: linked.head.size, head: linked.head.head };
         }
-        failure = check.failure;
+        failure = linked.failure;
         await client.query('ROLLBACK');
       } catch (err) {
         try {
@@ -214,6 +228,51 @@ export class Projection {
     return { size, head, halted };
   }
 
+  /**
+   * Checks the batch chunk by chunk (the same verdict, and the same first
+   * failing entry, as one {@link checkLinks} over the whole batch) and sends
+   * each chunk's `entries_seen` rows as soon as it links, without waiting:
+   * Postgres inserts one chunk while the next one's hashes are recomputed.
+   * On a failure the rows already sent are left to the caller's ROLLBACK.
+   */
+  async #link(
+    client: pg.PoolClient,
+    partition: number,
+    stored: VerifiedHead,
+    entries: readonly Entry[],
+    firstHashes: readonly (EntryHashes | null)[],
+  ): Promise<LinkCheck> {
+    const known = await this.#storedHashes(client, partition, stored.size, entries);
+    const fresh: LinkedEntry[] = [];
+    // The inserts sent so far, chained: a connection runs one query at a time, so each goes out when the one before
+    // it has answered (a failed one stops the chain; the transaction is lost anyway).
+    let sent: Promise<unknown> = Promise.resolve();
+    let head = stored;
+    let skipped = 0;
+    for (let from = 0; from < entries.length; from += LINK_CHUNK) {
+      const chunk = entries.slice(from, from + LINK_CHUNK);
+      const check = checkLinks(partition, head, chunk, known, from === 0 ? firstHashes : hashEntries(chunk));
+      if (!check.ok) {
+        await sent.catch(ignore); // the caller rolls back; what the inserts said no longer matters
+        return check;
+      }
+      head = check.head;
+      skipped += check.skipped;
+      for (const linked of check.fresh) {
+        fresh.push(linked);
+        known.set(linked.entry.index, linked.entry.hash);
+      }
+      if (check.fresh.length === 0) continue;
+      const rows = check.fresh.map(entrySeenRow);
+      sent = sent.then(() => insertEntriesSeen(client, rows));
+      sent.catch(ignore); // awaited below
+      // Lets the event loop hand a ready insert to the server before the next chunk's hashing blocks the thread.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await sent;
+    return { ok: true, fresh, skipped, head };
+  }
+
   /** Stored hashes of the batch's entries that fall below the verified size (redeliveries). */
   async #storedHashes(client: pg.PoolClient, partition: number, size: number, entries: readonly Entry[]): Promise<Map<number, string>> {
     const indexes = [...new Set(entries.filter((e) => e.index < size).map((e) => e.index))];
@@ -234,7 +293,8 @@ export class Projection {
   }
 
   /**
-   * Writes the batch in one statement: every table's rows, the partition's new
+   * Writes the folded batch in one statement: every table's rows (but
+   * `entries_seen`, written as the entries link), the partition's new
    * head (when the batch brought new entries), the source offset (never moved
    * backwards) and a NOTIFY per decision in entry order (delivered at commit),
    * as data-modifying CTEs. The text depends on no value, so it is prepared
@@ -245,7 +305,6 @@ export class Projection {
     // Buckets in key order: concurrent applies of different partitions then lock shared buckets in one order (no deadlock).
     const buckets = [...state.refusalCounts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
     const parts = [
-      insertPart(params, ENTRIES_SEEN, state.entries),
       insertPart(params, KEYS, state.keys.inserted),
       updatePart(params, KEYS, state.keys.updated()),
       insertPart(params, GRANTS, state.grants.inserted),

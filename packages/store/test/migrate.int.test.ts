@@ -40,7 +40,10 @@ test('migrations apply once, even from several processes starting at once', { ti
   const applied = await db.pool.query<{ version: number; name: string; applied_at: Date }>('SELECT version, name, applied_at FROM schema_migrations ORDER BY version');
   assert.deepEqual(
     applied.rows.map((r) => [r.version, r.name]),
-    [[1, '001_projection.sql']],
+    [
+      [1, '001_projection.sql'],
+      [2, '002_hex_checks.sql'],
+    ],
   );
   await migrate(db.pool);
   const again = await db.pool.query<{ applied_at: Date }>('SELECT applied_at FROM schema_migrations ORDER BY version');
@@ -92,5 +95,46 @@ test('a failing migration leaves nothing behind and releases the lock', { timeou
     assert.deepEqual(versions.rows.map((r) => r.version), [1, 2]);
   } finally {
     await other.drop();
+  }
+});
+
+test('hash columns accept exactly 64 lowercase hex characters, the rule of the first migration', { timeout: 30_000 }, async () => {
+  await migrate(db.pool);
+  const valid = 'ab'.repeat(32);
+  const refused = [
+    'AB'.repeat(32), // upper case
+    'ab'.repeat(31) + 'a', // 63 characters
+    'ab'.repeat(32) + 'a', // 65 characters
+    'ab'.repeat(31) + 'é', // 64 bytes, 63 characters, one not hex
+    'ab'.repeat(31) + 'a\n', // a trailing newline
+    'g'.repeat(64), // not hex
+    '', // empty
+  ];
+  const client = await db.pool.connect();
+  try {
+    const attempts: [string, (value: string) => Promise<unknown>][] = [
+      [
+        'entries_seen.hash',
+        (value) =>
+          client.query(
+            "INSERT INTO entries_seen (partition, index, hash, statement_hash, type, sequenced_at, authority_index) VALUES (1, 0, $1, 's', 't', '2026-11-01T00:00:00Z', 0)",
+            [value],
+          ),
+      ],
+      ['keys.key_id', (value) => client.query("INSERT INTO keys (key_id, principal, roles, registered_at) VALUES ($1, 'agent:a', '{agent}', 0)", [value])],
+      ['partition_heads.head', (value) => client.query('INSERT INTO partition_heads (partition, size, head) VALUES (7, 0, $1)', [value])],
+    ];
+    for (const [column, insert] of attempts) {
+      for (const value of refused) {
+        await client.query('BEGIN');
+        await assert.rejects(insert(value), (err: unknown) => (err as { code?: unknown }).code === '23514', `${column} refuses ${JSON.stringify(value)}`);
+        await client.query('ROLLBACK');
+      }
+      await client.query('BEGIN');
+      await insert(valid);
+      await client.query('ROLLBACK');
+    }
+  } finally {
+    client.release();
   }
 });

@@ -6,13 +6,14 @@ import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import { EnvelopeSchema, createStatement, nodeEd25519, parseStrictJson, signStatement, type Envelope, type Role, type Signer, type TrustRoot } from '@agent-ledger/core';
 import { newSigner, readKeyFile, writeKeyFile } from './keys.js';
 import { formatTrustRoot, readTrustRoot } from './trust-root-file.js';
+import { ChannelsConfigSchema } from './notify/channels-config.js';
 
 /**
  * The local installation's directory (default `.ledger/` at the repository
  * root, git-ignored, owner-only): configuration, the trust root auditors pin,
  * the signed genesis, and the private keys of the local principals.
  *
- *   .ledger/config.json        origin, partitions, checkpoint cadence, Kafka and Postgres addresses
+ *   .ledger/config.json        origin, partitions, checkpoint cadence, Kafka and Postgres addresses, chat channels
  *   .ledger/trust-root.json    root public keys and threshold (what `verify-chain --trust-root` takes)
  *   .ledger/genesis.json       the genesis envelope, signed by 2 of the 3 root keys
  *   .ledger/keys/*.key         private keys (mode 0600), one per principal
@@ -29,6 +30,8 @@ export const ConfigSchema = z.strictObject({
   apiPort: z.number().int().min(0).max(65535),
   /** Prefix of every topic and consumer group (several ledgers can share a broker). */
   topicPrefix: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/),
+  /** Chat approval channels of the notify role (absent: approvals by CLI and web page only). */
+  channels: ChannelsConfigSchema.optional(),
 });
 
 /** Configuration of the local installation. */
@@ -43,6 +46,8 @@ export const LOCAL_PRINCIPALS: readonly { principal: string; file: string; roles
   { principal: 'service:timer', file: 'timer', roles: ['service'] },
   { principal: 'approver:dana', file: 'approver-dana', roles: ['approver'] },
   { principal: 'approver:eli', file: 'approver-eli', roles: ['approver'] },
+  // The chat bridge signs answers given on chat platforms (assurance 'platform'); see MAX_PLATFORM_ASSURANCE_TIER.
+  { principal: 'bridge:chat', file: 'bridge-chat', roles: ['approver'] },
   { principal: 'agent:billing-bot', file: 'agent-billing-bot', roles: ['agent'] },
   { principal: 'agent:ops-bot', file: 'agent-ops-bot', roles: ['agent'] },
   { principal: 'agent:support-bot', file: 'agent-support-bot', roles: ['agent'] },

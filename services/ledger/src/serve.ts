@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { LedgerError } from '@agent-ledger/refusals';
 import { Registry, Gauge, collectDefaultMetrics } from 'prom-client';
@@ -13,10 +14,12 @@ import type { LedgerHome } from './home.js';
 import { Projector } from './projector/projector.js';
 import { PartitionSequencer } from './sequencer/partition-sequencer.js';
 import { SiemExporter } from './siem/siem-exporter.js';
+import { NotifierRole } from './notify/notifier-role.js';
+import { startConfiguredChannels } from './notify/configured-channels.js';
 import { topicNames, topicSpecs } from './topics.js';
 
 /** Roles one `ledger serve` process can run. */
-export const ROLES = ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem'] as const;
+export const ROLES = ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem', 'notify'] as const;
 /** A role. */
 export type ServeRole = (typeof ROLES)[number];
 
@@ -29,6 +32,10 @@ export interface RunningLedger {
   readonly gate: GateWorker | undefined;
   readonly projector: Projector | undefined;
   readonly apiUrl: string | undefined;
+  /** The notify role (chat approval channels), when it runs here. */
+  readonly notifier: NotifierRole | undefined;
+  /** URL receivers POST signed webhook answers to, when the notify role listens for them. */
+  readonly webhookCallbackUrl: string | undefined;
   /** Resolves when a role hit an error it cannot continue after (a fenced sequencer); the process should stop. */
   readonly fatal: Promise<Error>;
   stop(): Promise<void>;
@@ -101,6 +108,8 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   let gate: GateWorker | undefined;
   let projector: Projector | undefined;
   let apiUrl: string | undefined;
+  let notifier: NotifierRole | undefined;
+  let webhookCallbackUrl: string | undefined;
   const has = (role: ServeRole): boolean => roles.includes(role);
   let reportFatal: (err: Error) => void = () => undefined;
   const fatal = new Promise<Error>((resolve) => {
@@ -196,6 +205,24 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     await siem.start();
     stops.push(() => siem.stop());
   }
+  if (has('notify') && !existsSync(home.keyPath('bridge-chat'))) {
+    // An installation made before chat approvals has no bridge principal in its genesis.
+    log('notify: no chat bridge key (keys/bridge-chat.key; this installation predates chat approvals, re-create it with ledger init --force): notify role not started');
+  } else if (has('notify')) {
+    const configured = await startConfiguredChannels(config.channels, log);
+    webhookCallbackUrl = configured.webhookCallbackUrl;
+    if (configured.channels.length === 0) log('notify: no chat channels configured: approvals come via the CLI (ledger approve) and the web page only');
+    const n = new NotifierRole(bus, { bridge: home.key('bridge-chat'), topics, eventPartitions: config.eventPartitions, channels: configured.channels, ...(config.channels?.order === undefined ? {} : { order: config.channels.order }), log });
+    await n.start(topics.group('notify')).catch(async (err: unknown) => {
+      await configured.close();
+      throw err;
+    });
+    notifier = n;
+    stops.push(async () => {
+      await n.stop();
+      await configured.close();
+    });
+  }
   if (has('api')) {
     const logIndex = new LogIndex(bus, topics);
     await logIndex.start(topics.group(`api-${process.pid}`));
@@ -229,5 +256,5 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     return stopping;
   };
   log(`serving roles: ${roles.join(', ')}`);
-  return { bus, pool, sequencers, follower, gate, projector, apiUrl, fatal, stop: stopAll };
+  return { bus, pool, sequencers, follower, gate, projector, apiUrl, notifier, webhookCallbackUrl, fatal, stop: stopAll };
 }

@@ -1,4 +1,16 @@
 import type { BodyOf, Entry } from '@agent-ledger/core';
+import { Tier } from '@agent-ledger/gate';
+
+/**
+ * Highest request tier at which a `human.response` with assurance `platform`
+ * (signed by a chat bridge on a chat platform's word, not by the approver's
+ * own key) counts. Above it (tiers 3 high and 4 critical) such a response is
+ * ignored: neither an approval nor a denial; only a self-signed answer, a
+ * timeout or the final decision moves the request. A chat account is weaker
+ * evidence than a key. The same threshold as `requireSelfSignedAbove()`'s
+ * default in @agent-ledger/channels, so the bridge and the fold agree.
+ */
+export const MAX_PLATFORM_ASSURANCE_TIER: number = Tier.medium;
 
 /** One proposal waiting for a human, as the log says. */
 export interface PendingConfirmation {
@@ -51,6 +63,8 @@ export class PendingConfirmations {
         const body = statement.body as BodyOf<'human.response'>;
         const pending = this.#byProposal.get(body.proposal);
         if (pending === undefined || pending.request !== body.request || pending.status !== 'pending') return pending;
+        // Policy: a platform-assurance answer above MAX_PLATFORM_ASSURANCE_TIER is not evidence enough (neither approve nor deny).
+        if (body.assurance === 'platform' && pending.tier > MAX_PLATFORM_ASSURANCE_TIER) return pending;
         // Judged on sequencer time: a response sequenced after the deadline never counts.
         if (Date.parse(entry.sequencedAt) > pending.deadlineMs) return pending;
         if (body.answer === 'deny') pending.status = 'denied';
