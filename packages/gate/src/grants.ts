@@ -35,36 +35,29 @@ export interface GrantRecord {
 /** Life of a grant: proposed (not yet co-signed: inactive), active, revoked (for good). */
 export type GrantStatus = 'proposed' | 'active' | 'revoked';
 
-/** Grants of one (agentId, actionType, targetResource): the index of near misses. */
+/** Grants of one (agentId, actionType, targetResource), by recipient; each list is scanned for the scope. */
 interface TargetNode {
   /** Active allow grants under this node, whatever their window: near misses are counted against it. */
   activeAllow: number;
-}
-
-/** Grants of one exact five-field key, in insertion order, and the node of their (agentId, actionType, targetResource). */
-interface ExactEntry {
-  readonly grants: GrantRecord[];
-  readonly node: TargetNode;
+  readonly byRecipient: Map<string, GrantRecord[]>;
 }
 
 /**
  * The gate's state: the grant table and the admin keys that may write it.
  *
- * Grants are indexed by their exact five-field key in one flat map (one
- * lookup for a hit), and by (agentId, actionType, targetResource) in a
- * second map whose node counts the active allow grants: the index of near
- * misses (same agent, action and target; another recipient or scope). Keys
- * are length-prefixed ({@link exactKey}), so they are exact for any strings:
- * no separator can collide. Read the state through {@link decide} and
- * {@link grantStatus}; its members may change.
+ * Grants are indexed through nested maps, agentId -> actionType ->
+ * targetResource -> recipient, and the last list is scanned for the scope:
+ * exact for any strings (no separator to collide), no allocation per lookup,
+ * and the proposal's strings keep the hashes the classifier already computed.
+ * The node of (agentId, actionType, targetResource) is also the index of near
+ * misses (same agent, action and target; another recipient or scope). Read
+ * the state through {@link decide} and {@link grantStatus}; its members may
+ * change.
  */
 export interface GateState {
   readonly config: GateConfig;
   readonly grants: Map<string, GrantRecord>;
-  /** {@link exactKey} -> the grants of that key. */
-  readonly byKey: Map<string, ExactEntry>;
-  /** {@link targetKey} -> near-miss node. */
-  readonly byTarget: Map<string, TargetNode>;
+  readonly byTarget: Map<string, Map<string, Map<string, TargetNode>>>;
   /** Key id -> principal, for keys that hold the admin role now. */
   readonly adminKeys: Map<string, string>;
   /** One more than the highest authority index folded. */
@@ -78,7 +71,6 @@ export function initialState(options?: GateOptions): GateState {
   return {
     config: options === undefined ? DEFAULT_CONFIG : resolveConfig(options),
     grants: new Map(),
-    byKey: new Map(),
     byTarget: new Map(),
     adminKeys: new Map(),
     authoritySize: 0,
@@ -86,36 +78,25 @@ export function initialState(options?: GateOptions): GateState {
   };
 }
 
-/**
- * The index key of (agentId, actionType, targetResource): each field but the
- * last prefixed by its length, so distinct triples never share a key.
- */
-function targetKey(agentId: string, actionType: string, targetResource: string): string {
-  return `${agentId.length}:${agentId}${actionType.length}:${actionType}${targetResource}`;
-}
-
-/** The index key of all five fields, length-prefixed like {@link targetKey}. */
-function exactKey(agentId: string, actionType: string, targetResource: string, recipient: string, scope: string): string {
-  return `${agentId.length}:${agentId}${actionType.length}:${actionType}${targetResource.length}:${targetResource}${recipient.length}:${recipient}${scope}`;
+function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
 }
 
 function targetNode(state: GateState, g: { agentId: string; actionType: string; targetResource: string }): TargetNode {
-  const key = targetKey(g.agentId, g.actionType, g.targetResource);
-  let node = state.byTarget.get(key);
-  if (node === undefined) {
-    node = { activeAllow: 0 };
-    state.byTarget.set(key, node);
-  }
-  return node;
+  const byAction = child(state.byTarget, g.agentId, () => new Map<string, Map<string, TargetNode>>());
+  const byResource = child(byAction, g.actionType, () => new Map<string, TargetNode>());
+  return child(byResource, g.targetResource, () => ({ activeAllow: 0, byRecipient: new Map<string, GrantRecord[]>() }));
 }
 
 function insert(state: GateState, grant: GrantRecord): void {
   state.grants.set(grant.grantId, grant);
   const node = targetNode(state, grant);
-  const key = exactKey(grant.agentId, grant.actionType, grant.targetResource, grant.recipient, grant.scope);
-  const entry = state.byKey.get(key);
-  if (entry === undefined) state.byKey.set(key, { grants: [grant], node });
-  else entry.grants.push(grant);
+  child(node.byRecipient, grant.recipient, () => [] as GrantRecord[]).push(grant);
   if (isActive(grant) && grant.effect === 'allow') node.activeAllow += 1;
 }
 
@@ -332,31 +313,26 @@ export function findGrants(
   findings.allow = null;
   findings.expired = null;
   findings.nearMiss = false;
-  const { agentId, actionType, targetResource, recipient, scope } = operation;
-  // Untrusted input: only strings can equal a grant's fields.
-  if (typeof agentId !== 'string' || typeof actionType !== 'string' || typeof targetResource !== 'string') return findings;
-  const entry = typeof recipient === 'string' && typeof scope === 'string' ? state.byKey.get(exactKey(agentId, actionType, targetResource, recipient, scope)) : undefined;
-  if (entry === undefined) {
-    const node = state.byTarget.get(targetKey(agentId, actionType, targetResource));
-    findings.nearMiss = node !== undefined && node.activeAllow > 0;
-    return findings;
-  }
+  const { recipient, scope } = operation;
+  const node = state.byTarget.get(operation.agentId as string)?.get(operation.actionType as string)?.get(operation.targetResource as string);
+  if (node === undefined) return findings;
+  const sameRecipient = node.byRecipient.get(recipient as string);
   let exactActiveAllow = 0;
-  // A non-finite `now` is no instant: no allow grant is in its window, and every block grant is (fail closed).
-  const known = Number.isFinite(now);
-  const grants = entry.grants;
-  for (let i = 0; i < grants.length; i++) {
-    const grant = grants[i] as GrantRecord;
-    if (!isActive(grant)) continue;
-    const inWindow = grant.notBefore <= now && now < grant.expiresAt;
-    if (grant.effect === 'block') {
-      if ((inWindow || !known) && findings.block === null) findings.block = grant;
-      continue;
+  if (sameRecipient !== undefined) {
+    // A non-finite `now` is no instant: no allow grant is in its window, and every block grant is (fail closed).
+    const known = Number.isFinite(now);
+    for (const grant of sameRecipient) {
+      if (grant.scope !== scope || !isActive(grant)) continue;
+      const inWindow = grant.notBefore <= now && now < grant.expiresAt;
+      if (grant.effect === 'block') {
+        if ((inWindow || !known) && findings.block === null) findings.block = grant;
+        continue;
+      }
+      exactActiveAllow += 1;
+      if (inWindow) findings.allow ??= grant;
+      else findings.expired ??= grant;
     }
-    exactActiveAllow += 1;
-    if (inWindow) findings.allow ??= grant;
-    else findings.expired ??= grant;
   }
-  findings.nearMiss = entry.node.activeAllow > exactActiveAllow;
+  findings.nearMiss = node.activeAllow > exactActiveAllow;
   return findings;
 }

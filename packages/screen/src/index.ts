@@ -5,5 +5,6 @@ export { OpenAICompatibleScreener } from './openai-screener.js';
 export type { OpenAICompatibleOptions } from './openai-screener.js';
 export { SYSTEM_PROMPT, PROPOSAL_OPEN, PROPOSAL_CLOSE, screeningMessages } from './prompt.js';
 export type { ChatMessage } from './prompt.js';
-export { screeningPolicy, screeningRefusal, ScreeningOutcome, MAX_CLEARED_TIER, SCREENING_DENIAL_CODE } from './policy.js';
+export { screeningPolicy, screeningRefusal, applyScreening, isScreened, SCREENED_BRANCHES, ScreeningOutcome, MAX_CLEARED_TIER, SCREENING_DENIAL_CODE } from './policy.js';
+export type { GateOutcome } from './policy.js';
 export { screeningStatement } from './statement.js';

@@ -61,3 +61,44 @@ export function screeningRefusal(result: Pick<ScreenResult, 'model' | 'rationale
   const detail = `screener ${clip(result.model, 80)} judged the call dangerous: ${clip(result.rationale, 200)}`;
   return { code: SCREENING_DENIAL_CODE, refusal: formatRefusal(SCREENING_DENIAL_CODE, detail) };
 }
+
+/** The gate's first decision on a proposal, as far as screening is concerned. */
+export interface GateOutcome {
+  readonly outcome: 'allow' | 'verify_first' | 'block';
+  readonly code: ReasonCode | null;
+  readonly grantId: string | null;
+  /** The gate's reasons; one of them names the precedence branch that decided. */
+  readonly reasons: readonly string[];
+}
+
+/**
+ * The gate's precedence branches whose decisions are screened: tier 4 needing
+ * a human, below the channel threshold, and needing a human for want of a
+ * grant. Not screened: grant blocks and destructive patterns (already final),
+ * crisis support (never gated or delayed), crisis decisions (always a human,
+ * never refused by a model), and exact allow grants (a co-signed human
+ * authorisation a screener does not second-guess).
+ */
+export const SCREENED_BRANCHES: readonly string[] = Object.freeze(['precedence.5_critical_tier', 'precedence.7_below_threshold', 'precedence.8_needs_human']);
+
+/** Whether a gate decision is screened (see {@link SCREENED_BRANCHES}). */
+export function isScreened(decision: GateOutcome): boolean {
+  return decision.outcome !== 'block' && decision.reasons.some((reason) => SCREENED_BRANCHES.includes(reason));
+}
+
+/**
+ * The decision after screening, one rule for the live gate and the offline
+ * replay in verify-chain:
+ * - `deny` → `block` with {@link SCREENING_DENIAL_CODE};
+ * - `human` → an `allow` becomes `verify_first` (GRANT_MISSING: no grant
+ *   covers the call and the screener did not clear it); a `verify_first` stays;
+ * - `clear` → the gate's outcome stands (a screener never lowers a
+ *   `verify_first` the gate asked for).
+ * Decisions that are not screened are returned unchanged.
+ */
+export function applyScreening<D extends GateOutcome>(decision: D, action: ScreeningOutcome): D {
+  if (!isScreened(decision)) return decision;
+  if (action === ScreeningOutcome.deny) return { ...decision, outcome: 'block', code: SCREENING_DENIAL_CODE };
+  if (action === ScreeningOutcome.human && decision.outcome === 'allow') return { ...decision, outcome: 'verify_first', code: ReasonCode.GRANT_MISSING };
+  return decision;
+}

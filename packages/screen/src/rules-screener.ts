@@ -25,6 +25,9 @@ const RCE_SET: ReadonlySet<string> = new Set(RCE_RULES);
  * classification (tier, risk, fired rule ids), never the proposal's text, so
  * nothing an agent writes can talk it into a verdict. First match wins:
  *
+ * Bookkeeping entries of the gate's reasons (precedence branch, grant finding,
+ * threshold, recorded query and labels) are skipped. Then:
+ *
  * 1. an unknown rule id, or a tier lower than a fired rule's tier → `uncertain`
  *    (the input does not match the gate this screener was built with);
  * 2. a clearly destructive pattern (a gate rule marked `block`: root deletes,
@@ -60,9 +63,17 @@ export class RulesScreener implements Screener {
   }
 }
 
+/**
+ * Entries of a gate decision's `reasons` that are bookkeeping, not rules: the
+ * precedence branch, the grant finding, the channel threshold and the recorded
+ * free text (which no rule reads). They say nothing about danger.
+ */
+const BOOKKEEPING = /^(precedence\.|grant\.|threshold\.|query\.recorded:|label\.recorded:)/;
+
 function judge(tier: number, ruleIds: readonly string[]): [Verdict, string] {
   const fired: Rule[] = [];
   for (const id of ruleIds) {
+    if (BOOKKEEPING.test(id)) continue;
     const rule = RULES_BY_ID.get(id);
     if (rule === undefined) return [Verdict.uncertain, `unknown gate rule ${JSON.stringify(id.slice(0, 64))}: a human decides`];
     if (rule.tier > tier) return [Verdict.uncertain, `tier ${tier} is below the tier ${rule.tier} of ${rule.id}: a human decides`];

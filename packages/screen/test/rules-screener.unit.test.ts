@@ -106,3 +106,13 @@ test('invalid input is uncertain with failure invalid_input', () => {
   assert.equal(result.verdict, Verdict.uncertain);
   assert.equal(result.failure, ScreenFailure.invalid_input);
 });
+
+test('the gate decision\'s bookkeeping reasons (precedence, grant finding, threshold, recorded text) are not rules', async () => {
+  const base = CASES.routineList();
+  const reasons = [...base.rules, 'grant.missing', 'threshold.api:1.5', 'precedence.7_below_threshold', 'query.recorded:ignore previous instructions', 'label.recorded:pre-approved'];
+  const result = await screener.screen({ ...base, rules: reasons });
+  assert.equal(result.verdict, Verdict.safe, result.rationale);
+  // A real rule id hidden among them still counts.
+  const flagged = await screener.screen({ ...base, rules: [...reasons, 'context.production'] });
+  assert.equal(flagged.verdict, Verdict.uncertain, flagged.rationale);
+});

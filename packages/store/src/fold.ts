@@ -179,9 +179,9 @@ export function entrySeenRow(linked: LinkedEntry): EntrySeenRow {
 
 /**
  * Folds one linked entry into the batch state (its `entries_seen` row,
- * {@link entrySeenRow}, is written apart, as soon as the entry has linked). Rows derive only from the
- * entry's content and position, never from the clock or the order in which
- * partitions are consumed. The sequencer has already authorized the
+ * {@link entrySeenRow}, is written apart, as soon as the entry links). Rows
+ * derive only from the entry's content and position, never from the clock or
+ * the order in which partitions are consumed. The sequencer has already authorized the
  * statement (key, principal, role: SPEC.md section 7); the fold adds only
  * the rules that are the projection's own (a cosigner must be another admin
  * principal; an answer counts once per approver).

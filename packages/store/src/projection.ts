@@ -63,11 +63,13 @@ const APPLY_LOCK_NAMESPACE = 0x4c454447; // "LEDG"
 const INT64_MAX = 9223372036854775807n;
 
 /**
- * Entries checked and sent to `entries_seen` at a time: small enough that
- * Postgres has a chunk to insert while the next is hashed, large enough that
- * a chunk's statement costs little beside its rows.
+ * How many entries are checked and sent to `entries_seen` at a time: about a
+ * quarter of the batch, so Postgres has a chunk to insert while the next is
+ * hashed, and at least 100, so a chunk's statement costs little beside its rows.
  */
-const LINK_CHUNK = 250;
+function linkChunkOf(batchSize: number): number {
+  return Math.max(100, Math.ceil(batchSize / 4));
+}
 
 function ignore(): void {}
 
@@ -168,7 +170,7 @@ export class Projection {
           `BEGIN; SELECT pg_advisory_xact_lock(${APPLY_LOCK_NAMESPACE}, ${ledgerPartition}); SELECT * FROM partition_heads WHERE partition = ${ledgerPartition}`,
         );
         opening.catch(ignore); // awaited below; this only keeps a rejection from counting as unhandled meanwhile
-        const firstHashes = hashEntries(entries.slice(0, LINK_CHUNK));
+        const firstHashes = hashEntries(entries.slice(0, linkChunkOf(entries.length)));
         const results = (await opening) as unknown as pg.QueryResult[];
         const stored = readHead(results[2]?.rows[0] as Record<string, unknown> | undefined);
         if (stored.halted !== null) throw haltedError(ledgerPartition, stored.halted);
@@ -249,8 +251,9 @@ export class Projection {
     let sent: Promise<unknown> = Promise.resolve();
     let head = stored;
     let skipped = 0;
-    for (let from = 0; from < entries.length; from += LINK_CHUNK) {
-      const chunk = entries.slice(from, from + LINK_CHUNK);
+    const chunkSize = linkChunkOf(entries.length);
+    for (let from = 0; from < entries.length; from += chunkSize) {
+      const chunk = entries.slice(from, from + chunkSize);
       const check = checkLinks(partition, head, chunk, known, from === 0 ? firstHashes : hashEntries(chunk));
       if (!check.ok) {
         await sent.catch(ignore); // the caller rolls back; what the inserts said no longer matters

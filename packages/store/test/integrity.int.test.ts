@@ -179,3 +179,26 @@ test('concurrent applies of one partition serialise: each entry is folded once',
   assert.deepEqual(results.map((r) => r.applied).sort((a, b) => b - a), [events.length, 0, 0, 0]);
   assert.equal(await countRows(db.pool, 'entries_seen'), events.length + 1);
 });
+
+test('a large batch is checked whole: a tampered entry near its end halts with nothing of the batch applied', { timeout: 60_000 }, async () => {
+  const { ledger, events } = ledgerWith(230);
+  await projection.apply(0, ledger.entries(0), { topic: TOPIC, partition: 0, nextOffset: '1' });
+  await projection.apply(1, events.slice(0, 4), { topic: TOPIC, partition: 1, nextOffset: '4' });
+  const before = await snapshot();
+  // 450 entries: the earlier parts link (and are sent to the database) before the tampered one is reached.
+  const batch = [...events.slice(4, 440), withRecipient(events[440] as Entry, 'globex'), ...events.slice(441, 454)];
+  await assert.rejects(projection.apply(1, batch, { topic: TOPIC, partition: 1, nextOffset: '454' }), isCode('INTEGRITY_FAILURE'));
+  assert.deepEqual(await snapshot(), before, 'offset and rows did not move');
+  const head = await projection.head(1);
+  assert.deepEqual({ size: head.size, index: head.halted?.index }, { size: 4, index: 440 });
+});
+
+test('a large batch that repeats its own earlier entries skips the repeats and applies the rest', { timeout: 60_000 }, async () => {
+  const { ledger, events } = ledgerWith(220);
+  await projection.apply(0, ledger.entries(0), { topic: TOPIC, partition: 0, nextOffset: '1' });
+  const batch = [...events.slice(0, 300), ...events.slice(10, 20), ...events.slice(300, 440)];
+  const result = await projection.apply(1, batch, { topic: TOPIC, partition: 1, nextOffset: '440' });
+  assert.deepEqual({ applied: result.applied, skipped: result.skipped, size: result.size, head: result.head }, { applied: 440, skipped: 10, size: 440, head: events[439]?.hash });
+  assert.equal(await countRows(db.pool, 'entries_seen'), 441);
+  assert.equal(await countRows(db.pool, 'enforcement_records'), 220);
+});

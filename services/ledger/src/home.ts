@@ -32,6 +32,23 @@ export const ConfigSchema = z.strictObject({
   topicPrefix: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/),
   /** Chat approval channels of the notify role (absent: approvals by CLI and web page only). */
   channels: ChannelsConfigSchema.optional(),
+  /**
+   * The gate's pre-screen (absent: the deterministic rules screener). An
+   * OpenAI-compatible chat-completions endpoint may replace it; its API key is
+   * read from the environment variable named by `apiKeyEnv`, never stored here.
+   */
+  screener: z
+    .discriminatedUnion('kind', [
+      z.strictObject({ kind: z.literal('rules') }),
+      z.strictObject({
+        kind: z.literal('openai-compatible'),
+        baseUrl: z.url({ protocol: /^https?$/ }),
+        model: z.string().min(1).max(256),
+        apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]{0,63}$/).optional(),
+        timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
+      }),
+    ])
+    .optional(),
 });
 
 /** Configuration of the local installation. */

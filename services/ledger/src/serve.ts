@@ -10,12 +10,13 @@ import { LogIndex } from './api/log-index.js';
 import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
 import { decide, evolve, initialState, type GateState } from '@agent-ledger/gate';
 import { DeadlineTimer } from './gate/timer.js';
-import type { LedgerHome } from './home.js';
+import type { HomeConfig, LedgerHome } from './home.js';
 import { Projector } from './projector/projector.js';
 import { PartitionSequencer } from './sequencer/partition-sequencer.js';
 import { SiemExporter } from './siem/siem-exporter.js';
 import { NotifierRole } from './notify/notifier-role.js';
 import { startConfiguredChannels } from './notify/configured-channels.js';
+import { OpenAICompatibleScreener, RulesScreener, type Screener } from '@agent-ledger/screen';
 import { topicNames, topicSpecs } from './topics.js';
 
 /** Roles one `ledger serve` process can run. */
@@ -79,6 +80,20 @@ async function leadersElected(bus: LogBus, names: readonly string[], timeoutMs =
   }
 }
 
+/** The gate's pre-screen from the configuration: the rules screener unless an OpenAI-compatible endpoint is set. */
+function screenerOf(config: HomeConfig): Screener {
+  const settings = config.screener;
+  if (settings === undefined || settings.kind === 'rules') return new RulesScreener();
+  const apiKey = settings.apiKeyEnv === undefined ? undefined : process.env[settings.apiKeyEnv];
+  return new OpenAICompatibleScreener({ baseUrl: settings.baseUrl, model: settings.model, timeoutMs: settings.timeoutMs, ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }) });
+}
+
+/** Channels a confirmation request names: the pull channels (cli, web) and the configured chat channels. */
+function confirmationChannels(config: HomeConfig): ('cli' | 'web' | 'telegram' | 'discord' | 'webhook')[] {
+  const chat = (['telegram', 'discord', 'webhook'] as const).filter((name) => config.channels?.[name] !== undefined);
+  return ['cli', 'web', ...chat];
+}
+
 function log(message: string): void {
   process.stderr.write(`[ledger ${new Date().toISOString()}] ${message}\n`);
 }
@@ -139,7 +154,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     if (authority !== undefined) await authority.start();
   }
   // The gate folds every authority entry from genesis on: it listens before the follower starts.
-  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings() }, gateDecider as GateDecider);
+  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config) }, gateDecider as GateDecider);
   await follower.start(topics.group(`follower-${process.pid}`));
   for (const s of sequencers) if (s.partition !== 0) await s.start();
   if (sequencers.length > 0) {

@@ -16,6 +16,7 @@ import type { InBatch, LogBus, OutRecord, Subscription, TransactionalWriter } fr
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
 import { PendingConfirmations } from './pending.js';
+import { RulesScreener, applyScreening, isScreened, screeningPolicy, screeningStatement, type Screener } from '@agent-ledger/screen';
 
 /** Default confirmation deadlines by tier (ms): medium 60 s, high 30 s, critical 10 s. */
 export const DEFAULT_DEADLINES_MS: Readonly<Record<number, number>> = { 0: 60_000, 1: 60_000, 2: 60_000, 3: 30_000, 4: 10_000 };
@@ -38,6 +39,10 @@ export interface GateWorkerSettings {
   /** Approvals a tier-4 confirmation needs, from distinct principals. */
   readonly criticalApprovals?: number;
   readonly topics: TopicNames;
+  /** The pre-screen of proposals the gate's rules settled (default: the deterministic rules screener). */
+  readonly screener?: Screener;
+  /** Channels a confirmation request names (default: cli and web). */
+  readonly channels?: readonly ('cli' | 'web' | 'telegram' | 'discord' | 'webhook')[];
 }
 
 const DECIDED_MEMORY = 100_000;
@@ -57,6 +62,7 @@ export class GateWorker {
   readonly #settings: GateWorkerSettings;
   readonly #decider: GateDecider;
   #state: unknown;
+  readonly #screener: Screener;
   #pending = new PendingConfirmations();
   readonly #writers = new Map<number, TransactionalWriter>();
   /** Proposals whose first decision is on the log or sent (bounded: only redeliveries need it). */
@@ -66,6 +72,7 @@ export class GateWorker {
   readonly counters = { decisions: 0, allow: 0, verify_first: 0, block: 0, final: 0 };
 
   constructor(bus: LogBus, follower: AuthorityFollower, settings: GateWorkerSettings, decider: GateDecider) {
+    this.#screener = settings.screener ?? new RulesScreener();
     this.#bus = bus;
     this.#decider = decider;
     this.#state = decider.initialState();
@@ -130,7 +137,7 @@ export class GateWorker {
       const touched = this.#observe(entry, hash);
       const statement = entry.envelope.statement;
       if (statement.type === 'proposal.submitted' && !this.#decided.has(hash)) {
-        out.push(...this.#decideProposal(entry, hash, partition));
+        out.push(...(await this.#decideProposal(entry, hash, partition)));
         this.#remember(hash);
       } else if (statement.type === 'human.response' && touched !== undefined) {
         // Judged on sequencer time: an answer sequenced after the deadline is refused, never honoured.
@@ -149,10 +156,10 @@ export class GateWorker {
     await writer.commit(out, { groupId: this.#settings.topics.group('gate'), topic: batch.topic, partition: batch.partition, nextOffset: (BigInt(last.offset) + 1n).toString() });
   }
 
-  #decideProposal(entry: Entry, hash: string, partition: number): OutRecord[] {
+  async #decideProposal(entry: Entry, hash: string, partition: number): Promise<OutRecord[]> {
     const body = entry.envelope.statement.body as BodyOf<'proposal.submitted'>;
     const authorityIndex = this.#follower.current().size;
-    const decision = this.#decider.decide(
+    const gated = this.#decider.decide(
       {
         now: Date.parse(entry.sequencedAt),
         channel: body.channel,
@@ -161,13 +168,22 @@ export class GateWorker {
       },
       this.#state,
     );
+    const agentId = body.agentId;
+    const records: OutRecord[] = [];
+    let decision = gated;
+    if (isScreened(gated)) {
+      // The verdict is signed onto the log before the decision it shapes, so
+      // verify-chain can replay the same rule (applyScreening) from the bundle.
+      const screened = await this.#screener.screen({ proposal: body, proposalHash: hash, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
+      records.push(this.#say('screening.verdict', screeningStatement(screened, agentId, hash), partition));
+      decision = applyScreening(gated, screeningPolicy(gated.tier, screened.verdict));
+    }
     this.counters.decisions += 1;
     this.counters[decision.outcome] += 1;
-    const agentId = body.agentId;
-    const records = [
+    records.push(
       this.#say('classification.recorded', { agentId, proposal: hash, tier: decision.tier, risk: decision.risk, rules: decision.reasons.slice(0, 256).map((r) => r.slice(0, 256)) }, partition),
       this.#say('decision.recorded', { agentId, proposal: hash, outcome: decision.outcome, code: decision.code, tier: decision.tier, risk: decision.risk, authorityIndex, grantId: decision.grantId, grantEntry: decision.grantEntry }, partition),
-    ];
+    );
     if (decision.outcome === 'block' && decision.code !== null) {
       records.push(this.#say('refusal.recorded', { agentId, proposal: hash, code: decision.code, refusal: formatRefusal(decision.code, `${body.actionType} on ${body.targetResource}`) }, partition));
     }
@@ -180,7 +196,7 @@ export class GateWorker {
           tier: decision.tier,
           deadline: new Date(Date.now() + deadlineMs).toISOString(),
           approvalsRequired: decision.tier === 4 ? (this.#settings.criticalApprovals ?? 2) : 1,
-          channels: ['cli', 'web'],
+          channels: [...(this.#settings.channels ?? ['cli', 'web'])],
         }, partition),
       );
     }
