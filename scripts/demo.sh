@@ -22,7 +22,14 @@ bash scripts/kafka.sh start
 ledger init
 api_port="$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).apiPort)' "$home/config.json")"
 started=""
-if ! curl -fsS "http://127.0.0.1:${LEDGER_API_PORT:-$api_port}/readyz" >/dev/null 2>&1; then
+ready_url="http://127.0.0.1:${LEDGER_API_PORT:-$api_port}/readyz"
+if ready="$(curl -fsS "$ready_url" 2>/dev/null)"; then
+  # An API is up: it must be this installation's (same trust root), not another's on the same port.
+  if ! node -e 'const [r, t] = [JSON.parse(process.argv[1]), JSON.parse(require("fs").readFileSync(process.argv[2]))]; process.exit(JSON.stringify(r.rootKeys) === JSON.stringify(t.rootKeys) ? 0 : 1)' "$ready" "$home/trust-root.json"; then
+    echo "demo: the API on port ${LEDGER_API_PORT:-$api_port} serves another installation (trust root differs from $home/trust-root.json); stop it or set LEDGER_API_PORT" >&2
+    exit 1
+  fi
+else
   echo "== starting ledger serve --target all (log: $home/serve.log)"
   # node itself in the background (not the shell function), so $! is the process to stop.
   node "$root/services/ledger/bin/ledger.js" serve --target all >"$home/serve.log" 2>&1 &

@@ -16,14 +16,31 @@ function quoted(name: string): string {
   return `"${name}"`;
 }
 
-/** Postgres array literal of a text array (the value of a `text[]` column carried inside a `text[]` parameter). */
-export function textArrayLiteral(values: readonly string[]): string {
+const NEEDS_BACKSLASH = /[\\"]/;
+const BACKSLASHED = /[\\"]/g;
+
+/**
+ * The Postgres array literal of a one-dimensional array: each element quoted
+ * (so empty strings, spaces, commas, braces and the word NULL stay text),
+ * backslash and double quote escaped; null is NULL. Numbers print as
+ * ECMAScript prints them, which Postgres reads back exactly. Built here
+ * rather than by node-postgres so a column of a batch costs one string.
+ */
+export function arrayLiteral(values: readonly (string | number | boolean | null)[]): string {
   let out = '{';
   for (let i = 0; i < values.length; i++) {
     if (i > 0) out += ',';
-    out += `"${(values[i] as string).replace(/[\\"]/g, '\\$&')}"`;
+    const value = values[i];
+    if (value === null || value === undefined) out += 'NULL';
+    else if (typeof value !== 'string') out += String(value);
+    else out += NEEDS_BACKSLASH.test(value) ? `"${value.replace(BACKSLASHED, '\\$&')}"` : `"${value}"`;
   }
   return `${out}}`;
+}
+
+/** The array literal of a text array (the value of a `text[]` column, carried as one element of a `text[]` parameter). */
+export function textArrayLiteral(values: readonly string[]): string {
+  return arrayLiteral(values);
 }
 
 function isArrayColumn<R>(column: Column<R>): boolean {
@@ -52,8 +69,8 @@ export class StatementBuilder {
  */
 function unnestOf<R>(params: StatementBuilder, spec: TableSpec<R>, rows: readonly R[]): string {
   const arrays = spec.columns.map((c) => {
-    if (isArrayColumn(c)) return params.add(rows.map((row) => textArrayLiteral(c.value(row) as readonly string[])), 'text[]');
-    return params.add(rows.map((row) => c.value(row)), `${c.sqlType}[]`);
+    if (isArrayColumn(c)) return params.add(arrayLiteral(rows.map((row) => textArrayLiteral(c.value(row) as readonly string[]))), 'text[]');
+    return params.add(arrayLiteral(rows.map((row) => c.value(row) as string | number | boolean | null)), `${c.sqlType}[]`);
   });
   return `unnest(${arrays.join(', ')}) AS x(${spec.columns.map((c) => quoted(c.name)).join(', ')})`;
 }

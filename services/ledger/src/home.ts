@@ -152,6 +152,10 @@ export function initHome(dir: string, options: { origin?: string; eventPartition
     return { keyId: signer.keyId, principal, roles };
   });
   const trustRoot: TrustRoot = { v: 1, origin, rootKeys: roots.map((r) => r.keyId), threshold: 2 };
+  // One id per installation names its database and its topics: installations
+  // sharing one Postgres or one broker (or a re-initialised .ledger/) never
+  // meet each other's offsets, chains or rows.
+  const installation = randomBytes(4).toString('hex');
   const freshnessMs = 300_000;
   const statement = createStatement('genesis', { origin, eventPartitions, freshnessMs, rootKeys: trustRoot.rootKeys, rootThreshold: 2, keys }, roots[0] as Signer);
   const genesis = signStatement(statement, [roots[0] as Signer, roots[1] as Signer], nodeEd25519);
@@ -163,11 +167,9 @@ export function initHome(dir: string, options: { origin?: string; eventPartition
     checkpointEvery: 1000,
     checkpointIntervalMs: 1000,
     kafkaBrokers: ['127.0.0.1:9092'],
-    // One database per installation: a projection never meets another
-    // installation's offsets and rows on a shared Postgres.
-    pgUrl: options.pgUrl ?? `postgres://postgres@127.0.0.1:5432/ledger_${randomBytes(4).toString('hex')}`,
+    pgUrl: options.pgUrl ?? `postgres://postgres@127.0.0.1:5432/ledger_${installation}`,
     apiPort: options.apiPort ?? 8787,
-    topicPrefix: options.topicPrefix ?? 'ledger',
+    topicPrefix: options.topicPrefix ?? `ledger-${installation}`,
   };
   writeFileSync(join(dir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
   writeFileSync(join(dir, 'trust-root.json'), formatTrustRoot(trustRoot));

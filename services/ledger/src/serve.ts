@@ -248,6 +248,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       logIndex,
       eventPartitions: config.eventPartitions,
       origin: config.origin,
+      rootKeys: home.trustRoot.rootKeys,
       topics,
       registry,
       health: async () => {

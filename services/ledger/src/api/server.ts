@@ -34,6 +34,8 @@ export interface ApiDeps {
   /** Extra health checks (e.g. projector halted partitions). */
   readonly health: () => Promise<{ ok: boolean; detail: Record<string, unknown> }>;
   readonly registry?: Registry;
+  /** The installation's trust-root keys, reported by /readyz so a client can tell which installation answers. */
+  readonly rootKeys?: readonly string[];
 }
 
 const BODY_LIMIT = 256 * 1024;
@@ -175,7 +177,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     try {
       deps.follower.current();
       await deps.pool.query('SELECT 1');
-      return reply.send({ ready: true });
+      return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [] });
     } catch (err) {
       return reply.code(503).send({ ready: false, error: (err as Error).message });
     }

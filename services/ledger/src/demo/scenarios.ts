@@ -53,7 +53,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'wipe-database', weight: 4, agent: 'agent:ops-bot', tool: 'shell', actionType: 'shell.exec',
-    targetResource: 'host/db-01', recipient: 'none', scope: 'production', args: { command: 'rm -rf /var/lib/postgresql' },
+    targetResource: 'host/db-02', recipient: 'none', scope: 'production', args: { command: 'rm -rf /var/lib/postgresql' },
     query: 'free some disk space', tier: 4, risk: 5, rules: ['pattern.recursive_delete', 'context.production'], path: 'block', blockCode: 'RCE_RISK',
   },
   {
