@@ -20,7 +20,9 @@
 // classifies the proposal (normalisation, pattern, behavioural and context
 // rules), looks the grant table up (exact, near miss) and builds its
 // decision, refusal text and reasons. Both get a warm-up pass and the best of
-// three timed passes, then one pass timing each call for the percentiles.
+// five timed passes (BENCH_GATE_PASSES), their passes alternating so that the
+// machine's load reaches both alike, then one pass timing each call for the
+// percentiles.
 //
 // Two request streams over the same grants: "uniform" (every grant equally
 // likely: the worst case for caches) and "zipf" (grant popularity ~ 1/rank, as
@@ -39,6 +41,8 @@ const cedar = createRequire(import.meta.url)('@cedar-policy/cedar-wasm/nodejs');
 const GRANTS = Number(process.env.BENCH_GATE_GRANTS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_GATE_REQUESTS ?? 100_000);
 const WITH_CEDAR = process.env.BENCH_GATE_CEDAR !== '0';
+/** Timed passes per function and stream (the best one counts). */
+const PASSES = Number(process.env.BENCH_GATE_PASSES ?? 5);
 const NOW = Date.parse('2026-11-22T10:00:00.000Z');
 const DAY = 86_400_000;
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -192,27 +196,40 @@ function indexedCedar(s, i) {
 // --- timing -------------------------------------------------------------------------
 const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] / 1000;
 let sink = 0;
-/** Throughput (best of `passes` untimed-per-call passes, after a warm-up pass) and per-call latency (one more pass). */
-function measure(s, fn, passes) {
+/** Per-call latency of `fn` over one pass (ns per request). */
+function latencies(s, fn) {
   const n = s.requests.length;
-  for (let i = 0; i < n; i++) sink += fn(i);
-  let best = Infinity;
-  for (let pass = 0; pass < passes; pass++) {
-    const t = performance.now();
-    for (let i = 0; i < n; i++) sink += fn(i);
-    best = Math.min(best, performance.now() - t);
-  }
   const ns = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const t = process.hrtime.bigint();
     sink += fn(i);
     ns[i] = Number(process.hrtime.bigint() - t);
   }
-  if (passes === 0) best = ns.reduce((a, b) => a + b, 0) / 1e6;
+  return ns;
+}
+function summary(s, best, ns) {
   const byKind = {};
   for (const kind of ['hit', 'near', 'miss']) byKind[kind] = Float64Array.from(s.requests.flatMap((r, i) => (r.kind === kind ? [ns[i]] : []))).sort();
   const all = ns.slice().sort();
-  return { perSecond: (n / best) * 1000, p50: percentile(all, 0.5), p99: percentile(all, 0.99), byKind };
+  return { perSecond: (s.requests.length / best) * 1000, p50: percentile(all, 0.5), p99: percentile(all, 0.99), byKind };
+}
+/**
+ * Throughput of each function (best of `passes` passes, after a warm-up pass
+ * of each) and per-call latency (one more pass each). The functions' passes
+ * alternate, so a change in the machine's load reaches both alike.
+ */
+function measure(s, fns, passes) {
+  const n = s.requests.length;
+  for (const fn of fns) for (let i = 0; i < n; i++) sink += fn(i);
+  const best = fns.map(() => Infinity);
+  for (let pass = 0; pass < passes; pass++) {
+    fns.forEach((fn, f) => {
+      const t = performance.now();
+      for (let i = 0; i < n; i++) sink += fn(i);
+      best[f] = Math.min(best[f], performance.now() - t);
+    });
+  }
+  return fns.map((fn, f) => summary(s, best[f], latencies(s, fn)));
 }
 const fmt = (x, digits = 1) => x.toFixed(digits);
 function row(name, r) {
@@ -228,9 +245,11 @@ for (const s of streams) {
   const outcomes = { allow: 0, verify_first: 0, block: 0 };
   for (const { command } of s.requests) outcomes[gate.decide(command, state).outcome] += 1;
   console.log(`${s.name}: hit ${s.kinds.hit}, near miss ${s.kinds.near}, miss ${s.kinds.miss}; decide() outcomes ${JSON.stringify(outcomes)}`);
-  const ours = measure(s, (i) => gate.decide(s.requests[i].command, state).tier, 3);
-  console.log(row('decide()', ours));
-  if (!WITH_CEDAR) continue;
+  const decideOne = (i) => gate.decide(s.requests[i].command, state).tier;
+  if (!WITH_CEDAR) {
+    console.log(row('decide()', measure(s, [decideOne], PASSES)[0]));
+    continue;
+  }
   // Agreement: Cedar allows exactly when the grant table has an exact, active, in-window allow grant and no such block grant.
   let agree = 0;
   let cedarCalls = 0;
@@ -240,7 +259,8 @@ for (const s of streams) {
     const f = gate.findGrants(state, s.requests[i].command.proposal, NOW, findings);
     if (cedarAllow === (f.block === null && f.allow !== null)) agree += 1;
   }
-  const indexed = measure(s, (i) => indexedCedar(s, i).length, 3);
+  const [ours, indexed] = measure(s, [decideOne, (i) => indexedCedar(s, i).length], PASSES);
+  console.log(row('decide()', ours));
   console.log(row('indexed cedar', indexed));
   const ratio = ours.perSecond / indexed.perSecond;
   console.log(`  indexed cedar called cedar for ${cedarCalls} requests (the rest: no grants for the key, denied by the index)`);

@@ -73,8 +73,8 @@ describe('live ledger', () => {
     }
   });
 
-  async function confirmation(body: ReturnType<typeof proposal>): Promise<{ proposalHash: string; requestHash: string }> {
-    const support = clientFor(home, running, 'agent-support-bot');
+  async function confirmation(body: ReturnType<typeof proposal>, agentKey = 'agent-support-bot'): Promise<{ proposalHash: string; requestHash: string }> {
+    const support = clientFor(home, running, agentKey);
     const { statementHash } = await support.propose(body);
     return eventually(async () => {
       const { body: list } = await getJson<{ pending: { proposalHash: string; requestHash: string; status: string }[] }>(running, '/v1/pending');
@@ -102,6 +102,51 @@ describe('live ledger', () => {
     const silent = await confirmation(emailCustomer());
     const timeout = await support.awaitDecision(silent.proposalHash, 30_000);
     assert.deepEqual([timeout.outcome, timeout.code], ['deny', 'TIMEOUT']);
+  });
+
+  test('tier 4 needs two distinct approvers; high and critical timeouts escalate and never approve', async () => {
+    const answer = async (key: string, p: { proposalHash: string; requestHash: string }): Promise<void> => {
+      const approver = clientFor(home, running, key);
+      await approver.submit(approver.sign('human.response', { agentId: 'agent:ops-bot', proposal: p.proposalHash, request: p.requestHash, answer: 'approve', assurance: 'self_signed', platformIdentity: null }));
+    };
+    const levels = async (proposalHash: string): Promise<string[]> => {
+      const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: 'escalation-check' });
+      const found: string[] = [];
+      try {
+        for (let k = 0; k < home.config.eventPartitions; k++) {
+          for await (const r of bus.readRange(topicNames(home.config.topicPrefix).events, k, '0')) {
+            const statement = (JSON.parse(r.value.toString()) as { envelope: { statement: { type: string; body: { proposal?: string; level?: string } } } }).envelope.statement;
+            if (statement.type === 'escalation.raised' && statement.body.proposal === proposalHash) found.push(String(statement.body.level));
+          }
+        }
+      } finally {
+        await bus.close();
+      }
+      return found;
+    };
+    const tierOf = (d: { entry: { envelope: { statement: { body: unknown } } } }): number => (d.entry.envelope.statement.body as { tier: number }).tier;
+    const killAll = (): ReturnType<typeof proposal> => proposal({ args: { command: 'kill -9 -1' }, query: 'stop everything', context: { environment: 'production', crisis: false } });
+
+    // Two approvals from ONE principal are one approval: the critical item times out.
+    const once = await confirmation(killAll(), 'agent-ops-bot');
+    await answer('approver-dana', once);
+    await answer('approver-dana', once);
+    const lonely = await ops.awaitDecision(once.proposalHash, 30_000);
+    assert.deepEqual([lonely.outcome, lonely.code, tierOf(lonely)], ['deny', 'TIMEOUT', 4]);
+    assert.deepEqual(await eventually(async () => ((await levels(once.proposalHash)).length > 0 ? levels(once.proposalHash) : undefined), 20_000, 'an escalation'), ['emergency']);
+
+    // Two distinct approvers: allowed.
+    const twice = await confirmation(killAll(), 'agent-ops-bot');
+    await answer('approver-dana', twice);
+    await answer('approver-eli', twice);
+    const allowed = await ops.awaitDecision(twice.proposalHash, 20_000);
+    assert.deepEqual([allowed.outcome, allowed.code], ['allow', null]);
+
+    // A high-tier call nobody answers: denied (TIMEOUT) and escalated to an admin.
+    const silent = await confirmation(proposal({ targetResource: 'repo/payments-service', scope: 'main', args: { command: 'git push --force origin main' }, context: { environment: 'production', crisis: false } }), 'agent-ops-bot');
+    const timedOut = await ops.awaitDecision(silent.proposalHash, 30_000);
+    assert.deepEqual([timedOut.outcome, timedOut.code, tierOf(timedOut)], ['deny', 'TIMEOUT', 3]);
+    assert.deepEqual(await eventually(async () => ((await levels(silent.proposalHash)).length > 0 ? levels(silent.proposalHash) : undefined), 20_000, 'an escalation'), ['admin']);
   });
 
   test('hostile HTTP input gets a 4xx with a ReasonCode and writes nothing', async () => {

@@ -3,7 +3,7 @@ import type { JsonValue } from '@agent-ledger/core';
 import { ScreenFailure, Verdict, promptHashOf, screenInputProblem, type ScreenInput, type ScreenResult, type Screener } from './screener.js';
 
 /** Model name of the deterministic screener; bump it whenever a rule below changes meaning. */
-export const RULES_SCREENER_MODEL = 'rules/v1';
+export const RULES_SCREENER_MODEL = 'rules/v2';
 
 const RULES_BY_ID: ReadonlyMap<string, Rule> = new Map(
   [...PATTERN_RULES, UNKNOWN_HOST_RULE, UNINSPECTABLE_RULE, ...SIGNAL_RULES].map((rule) => [rule.id, rule]),
@@ -21,7 +21,7 @@ for (const id of RCE_RULES) {
 const RCE_SET: ReadonlySet<string> = new Set(RCE_RULES);
 
 /**
- * The deterministic screener (`rules/v1`). It reads only the gate's
+ * The deterministic screener (`rules/v2`). It reads only the gate's
  * classification (tier, risk, fired rule ids), never the proposal's text, so
  * nothing an agent writes can talk it into a verdict. First match wins:
  *
@@ -33,10 +33,10 @@ const RCE_SET: ReadonlySet<string> = new Set(RCE_RULES);
  * 2. a clearly destructive pattern (a gate rule marked `block`: root deletes,
  *    mkfs/wipefs, dd or writes to block devices, fork bombs) → `dangerous`;
  * 3. remote code execution ({@link RCE_RULES}: curl | sh, reverse shells) → `dangerous`;
- * 4. tier 4 with a tier-4 pattern (e.g. signalling every process) → `dangerous`;
- * 5. tier 0-1 and every fired rule a pattern rule (no behavioural, context or
+ * 4. tier 0-1 and every fired rule a pattern rule (no behavioural, context or
  *    crisis flag) → `safe`;
- * 6. anything else → `uncertain` (a human decides).
+ * 5. anything else → `uncertain` (a human decides): other tier-4 calls (e.g.
+ *    signalling every process) go to k-of-n live humans, not to a refusal.
  */
 export class RulesScreener implements Screener {
   readonly model = RULES_SCREENER_MODEL;
@@ -83,8 +83,6 @@ function judge(tier: number, ruleIds: readonly string[]): [Verdict, string] {
   if (destructive.length > 0) return [Verdict.dangerous, `clearly destructive pattern: ${destructive.join(', ')}`];
   const rce = fired.filter((r) => RCE_SET.has(r.id)).map((r) => r.id);
   if (rce.length > 0) return [Verdict.dangerous, `remote code execution pattern: ${rce.join(', ')}`];
-  const critical = fired.filter((r) => r.kind === 'pattern' && r.tier === 4).map((r) => r.id);
-  if (tier === 4 && critical.length > 0) return [Verdict.dangerous, `critical pattern: ${critical.join(', ')}`];
   const flags = fired.filter((r) => r.kind !== 'pattern').map((r) => r.id);
   if (tier <= 1 && flags.length === 0) {
     return [Verdict.safe, fired.length === 0 ? `tier ${tier}, no rule fired: routine` : `tier ${tier}, only ${fired.map((r) => r.id).join(', ')}: routine`];

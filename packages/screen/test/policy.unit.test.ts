@@ -45,11 +45,11 @@ test('an unknown verdict is refused with SCHEMA_INVALID, never cleared', () => {
 
 test('a denial is a POLICY_VIOLATION refusal naming the screener', () => {
   assert.equal(SCREENING_DENIAL_CODE, ReasonCode.POLICY_VIOLATION);
-  const { code, refusal } = screeningRefusal({ model: 'rules/v1', rationale: 'clearly destructive pattern: pattern.root_delete\nsecond line' });
+  const { code, refusal } = screeningRefusal({ model: 'rules/v2', rationale: 'clearly destructive pattern: pattern.root_delete\nsecond line' });
   assert.equal(code, ReasonCode.POLICY_VIOLATION);
   const parsed = parseRefusal(refusal);
   assert.equal(parsed?.code, ReasonCode.POLICY_VIOLATION);
-  assert.ok(parsed?.detail.includes('rules/v1'));
+  assert.ok(parsed?.detail.includes('rules/v2'));
   assert.ok(!refusal.includes('\n'), 'one line');
 });
 

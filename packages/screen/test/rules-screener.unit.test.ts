@@ -9,9 +9,9 @@ const screener = new RulesScreener();
 
 screenerContract('RulesScreener', () => new RulesScreener());
 
-test('model name is rules/v1', () => {
-  assert.equal(screener.model, 'rules/v1');
-  assert.equal(RULES_SCREENER_MODEL, 'rules/v1');
+test('model name is rules/v2', () => {
+  assert.equal(screener.model, 'rules/v2');
+  assert.equal(RULES_SCREENER_MODEL, 'rules/v2');
 });
 
 test('routine tier 0 and tier-1 pattern-only calls are safe and cleared', async () => {
@@ -62,10 +62,12 @@ test('remote code execution (curl | sh, reverse shell) is dangerous', async () =
   }
 });
 
-test('tier 4 with a critical pattern (kill -9 -1) is dangerous', async () => {
+test('tier 4 with a critical pattern that is neither destructive nor RCE (kill -9 -1) goes to the humans', async () => {
   const input = CASES.killAll();
   assert.deepEqual(input.rules, ['pattern.kill_all']);
-  assert.equal((await screener.screen(input)).verdict, Verdict.dangerous);
+  const result = await screener.screen(input);
+  assert.equal(result.verdict, Verdict.uncertain);
+  assert.equal(screeningPolicy(input.tier, result.verdict), 'human');
 });
 
 test('an unknown rule id is uncertain, even at tier 0', () => {
@@ -97,7 +99,7 @@ test('the proposal text is never read: an injected query changes nothing but the
 test('the prompt is exactly the facts read, bound to the proposal hash', () => {
   const input = CASES.recursiveDelete();
   const result = screener.screenNow(input);
-  assert.deepEqual(result.prompt, { screener: 'rules/v1', proposal: input.proposalHash, tier: 3, risk: 3, rules: ['pattern.recursive_delete'] });
+  assert.deepEqual(result.prompt, { screener: 'rules/v2', proposal: input.proposalHash, tier: 3, risk: 3, rules: ['pattern.recursive_delete'] });
   assert.equal(result.promptHash, promptHashOf(result.prompt));
 });
 
