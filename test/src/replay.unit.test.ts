@@ -344,17 +344,21 @@ test('a confirmation request without a verify_first decision fails', async () =>
 });
 
 test('the replay window is bounded: a decision for a proposal pushed out of it fails, one inside it passes', async () => {
-  const build = (): { ledger: TestLedger; decision: Posted } => {
+  const build = (): { ledger: TestLedger; decision: Posted; lineBytes: number } => {
     const ledger = new TestLedger();
     const oldest = ledger.propose(SAFE);
     ledger.propose(SAFE);
     ledger.propose(SAFE);
-    return { ledger, decision: recordDecision(ledger, oldest).decision };
+    const lineBytes = Buffer.byteLength(JSON.stringify({ kind: 'entry', ...oldest.entry }));
+    return { ledger, decision: recordDecision(ledger, oldest).decision, lineBytes };
   };
   const small = build();
   assertFailsAt(await verify(small.ledger, { replay: { maxPending: 2 } }), 'POLICY_VIOLATION', small.decision.entry);
   const bytes = build();
-  assertFailsAt(await verify(bytes.ledger, { replay: { maxPendingBytes: 700 } }), 'POLICY_VIOLATION', bytes.decision.entry);
+  // Room for two proposal lines and a half: the third pushes the first out.
+  assertFailsAt(await verify(bytes.ledger, { replay: { maxPendingBytes: Math.floor(bytes.lineBytes * 2.5) } }), 'POLICY_VIOLATION', bytes.decision.entry);
+  const roomy = build();
+  assertValid(await verify(roomy.ledger, { replay: { maxPendingBytes: roomy.lineBytes * 4 } }));
   assertValid(await verify(build().ledger, { replay: { maxPending: 3 } }));
 });
 

@@ -31,8 +31,10 @@ export interface EntryResult {
    * the grant's), proposals and confirmation requests. Null for the rest.
    */
   readonly statementHash: string | null;
-  /** The body as JSON text, for the statements decision replay reads (proposals, decisions, confirmations, responses, timeouts); else null. */
-  readonly replayBody: string | null;
+  /** The body, for the statements decision replay reads (proposals, decisions, confirmations, responses, timeouts); else null. */
+  readonly replayBody: Readonly<Record<string, unknown>> | null;
+  /** Length of the entry line in bytes (what an undecided proposal costs the replay window). */
+  readonly bytes: number;
 }
 
 /** A checkpoint line, still unverified (its key depends on the authority fold). */

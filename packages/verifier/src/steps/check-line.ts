@@ -79,7 +79,7 @@ export function checkLine(bytes: Uint8Array, line: number, ed25519: Ed25519Backe
       case 'trailer':
         return { kind: 'trailer', line, note: value.note };
       case 'entry':
-        return checkEntry(value as unknown as Entry, line, ed25519);
+        return checkEntry(value as unknown as Entry, line, ed25519, bytes.length);
     }
   } catch (err) {
     const code = err instanceof LedgerError ? err.code : ReasonCode.SCHEMA_INVALID;
@@ -88,7 +88,7 @@ export function checkLine(bytes: Uint8Array, line: number, ed25519: Ed25519Backe
   }
 }
 
-function checkEntry(entry: Entry, line: number, ed25519: Ed25519Backend): LineResult {
+function checkEntry(entry: Entry, line: number, ed25519: Ed25519Backend, bytes: number): LineResult {
   const statement: Statement = entry.envelope.statement;
   const statementCanonical = canonicalJson(statement);
   const signers = verifyEnvelopeSignatures(entry.envelope, statementCanonical, ed25519);
@@ -113,8 +113,7 @@ function checkEntry(entry: Entry, line: number, ed25519: Ed25519Backend): LineRe
     agentId: typeof body.agentId === 'string' ? body.agentId : null,
     statement: KEEP_STATEMENT.has(statement.type) ? statement : null,
     statementHash: KEEP_HASH.has(statement.type) ? sha256Hex(statementCanonical) : null,
-    // Text, not an object: it crosses the worker boundary and may wait in the
-    // replay window, and a string is the most compact form of both.
-    replayBody: KEEP_BODY.has(statement.type) ? JSON.stringify(statement.body) : null,
+    replayBody: KEEP_BODY.has(statement.type) ? (statement.body as Record<string, unknown>) : null,
+    bytes,
   };
 }

@@ -7,20 +7,22 @@ import type { EntryResult } from '../line-result.js';
 export interface ReplayLimits {
   /** Most undecided proposals (and most open confirmations) held per partition. */
   readonly maxPending?: number;
-  /** Most bytes of undecided proposal bodies held per partition. */
+  /** Most bytes of undecided proposal entry lines held per partition (held parsed: a few times that in memory). */
   readonly maxPendingBytes?: number;
 }
 
 /** Default {@link ReplayLimits}: far above what a live gate leaves undecided, far below the verifier's memory budget. */
-export const DEFAULT_REPLAY_LIMITS: Required<ReplayLimits> = { maxPending: 65_536, maxPendingBytes: 16 << 20 };
+export const DEFAULT_REPLAY_LIMITS: Required<ReplayLimits> = { maxPending: 65_536, maxPendingBytes: 8 << 20 };
 
 /** A proposal on the events stream whose first decision has not been read yet. */
 interface PendingProposal {
   readonly sequencedAtMs: number;
   /** Authority index the proposal entry was sequenced against: the oldest registry the gate may decide it with. */
   readonly authorityIndex: number;
-  /** The `proposal.submitted` body, as JSON text (untrusted only in the sense that replay re-runs the gate on it). */
-  readonly body: string;
+  /** The `proposal.submitted` body (schema-checked by the worker). */
+  readonly body: BodyOf<'proposal.submitted'>;
+  /** Its entry line's length: what it costs the window. */
+  readonly bytes: number;
 }
 
 /** A proposal the gate left to a human (first decision `verify_first`), until its final decision. */
@@ -41,8 +43,8 @@ function violation(message: string, code: ReasonCode = ReasonCode.POLICY_VIOLATI
 }
 
 function parseBody<T>(entry: EntryResult): T {
-  // The worker serialised a body the statement schema had already accepted.
-  return JSON.parse(entry.replayBody as string) as T;
+  // The worker kept a body the statement schema had already accepted.
+  return entry.replayBody as T;
 }
 
 /**
@@ -52,7 +54,7 @@ function parseBody<T>(entry: EntryResult): T {
  * The authority stream (partition 0) comes first in a bundle: its statements
  * are kept (they are few; the grant table grows with them anyway) so the gate
  * state at any authority index can be rebuilt with the gate's own `evolve`.
- * On an events partition every proposal waits, as JSON text, for its first
+ * On an events partition every proposal waits, parsed, for its first
  * decision, which is re-derived with the gate's own `decide` on the state at
  * the decision's cited authority index and compared; a proposal left to a
  * human then waits, as a few numbers and principals, for its final decision,
@@ -121,16 +123,16 @@ export class DecisionReplay {
 
   #proposal(entry: EntryResult): void {
     const hash = entry.statementHash as string;
-    const body = entry.replayBody as string;
+    const body = entry.replayBody as BodyOf<'proposal.submitted'>;
     // A statement cannot be sequenced twice (freshness and replay rules), so a hash seen again changes nothing.
     if (this.#proposals.has(hash) || this.#confirmations.has(hash)) return;
-    this.#proposals.set(hash, { sequencedAtMs: entry.sequencedAtMs, authorityIndex: entry.authorityIndex, body });
-    this.#proposalBytes += body.length;
+    this.#proposals.set(hash, { sequencedAtMs: entry.sequencedAtMs, authorityIndex: entry.authorityIndex, body, bytes: entry.bytes });
+    this.#proposalBytes += entry.bytes;
     while (this.#proposals.size > this.#limits.maxPending || this.#proposalBytes > this.#limits.maxPendingBytes) {
       const oldest = this.#proposals.entries().next();
       if (oldest.done === true) break;
       this.#proposals.delete(oldest.value[0]);
-      this.#proposalBytes -= oldest.value[1].body.length;
+      this.#proposalBytes -= oldest.value[1].bytes;
       this.#dropped += 1;
     }
   }
@@ -169,7 +171,7 @@ export class DecisionReplay {
     const proposal = this.#proposals.get(body.proposal);
     if (proposal !== undefined) {
       this.#proposals.delete(body.proposal);
-      this.#proposalBytes -= proposal.body.length;
+      this.#proposalBytes -= proposal.bytes;
       this.#firstDecision(body, proposal);
       return;
     }
@@ -185,7 +187,7 @@ export class DecisionReplay {
 
   /** The gate's first decision on a proposal: re-run the gate at the cited authority index. */
   #firstDecision(body: BodyOf<'decision.recorded'>, pending: PendingProposal): void {
-    const proposal = JSON.parse(pending.body) as BodyOf<'proposal.submitted'>;
+    const proposal = pending.body;
     if (body.agentId !== proposal.agentId) violation(`decision for agent ${body.agentId} names a proposal by ${proposal.agentId}`);
     if (body.outcome === 'deny') violation('a proposal\'s first decision is allow, block or verify_first, never deny');
     if (body.authorityIndex < pending.authorityIndex) {
