@@ -34,6 +34,7 @@ export {
   Timestamp,
   Principal,
   StatementId,
+  MAX_PLATFORM_ASSURANCE_TIER,
 } from './statements.js';
 export type { Statement, StatementType, Envelope, BodyOf } from './statements.js';
 export { uuidv7, uuidv7Millis } from './uuid.js';

@@ -257,3 +257,13 @@ export interface Envelope<T extends StatementType = StatementType> {
 
 /** Body type of statement type T. */
 export type BodyOf<T extends StatementType> = z.infer<(typeof BODY_SCHEMAS)[T]>;
+
+/**
+ * Highest confirmation tier at which a `human.response` with assurance
+ * `platform` (signed by a chat bridge on a chat platform's word, not by the
+ * approver's own key) counts. Above it (tiers 3 high and 4 critical) such a
+ * response is ignored: neither an approval nor a denial. One value for the
+ * gate's confirmation queue, the projection, the chat bridge's default and the
+ * offline replay in verify-chain (SPEC.md section 9, rule 14).
+ */
+export const MAX_PLATFORM_ASSURANCE_TIER = 2;

@@ -50,7 +50,7 @@ test('the package index exports exactly the documented names', () => {
   assert.deepEqual(Object.keys(core).sort(), [
     'AUTHORITY_PARTITION', 'AUTHORITY_TYPES', 'AuthorityState', 'BODY_SCHEMAS', 'BUNDLE_FORMAT', 'BUNDLE_VERSION', 'BundleCheckpointSchema',
     'BundleEntrySchema', 'BundleHeaderSchema', 'BundleLineSchema', 'BundleTrailerSchema', 'DEFAULT_JSON_LIMITS', 'EMPTY_ROOT', 'EntrySchema',
-    'EnvelopeSchema', 'Hash', 'KeyId', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
+    'EnvelopeSchema', 'Hash', 'KeyId', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MAX_PLATFORM_ASSURANCE_TIER', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
     'REQUIRED_ROLE', 'ROLES', 'ReplayWindow', 'Role', 'STATEMENT_SIGNING_CONTEXT', 'STATEMENT_TYPES', 'SignatureSchema', 'StatementId', 'StatementSchema',
     'Timestamp', 'TrustRootSchema', 'ZERO_HASH', 'bytesEqual', 'canonicalBytes', 'canonicalJson', 'checkPublicKey', 'checkRouting', 'concatBytes',
     'createStatement', 'entryHash', 'entryHashBytes', 'envelopeCanonical', 'envelopeHash', 'eventPartitionOf', 'formatCheckpoint',

@@ -33,8 +33,8 @@ const RCE_SET: ReadonlySet<string> = new Set(RCE_RULES);
  * 2. a clearly destructive pattern (a gate rule marked `block`: root deletes,
  *    mkfs/wipefs, dd or writes to block devices, fork bombs) → `dangerous`;
  * 3. remote code execution ({@link RCE_RULES}: curl | sh, reverse shells) → `dangerous`;
- * 4. tier 0-1 and every fired rule a pattern rule (no behavioural, context or
- *    crisis flag) → `safe`;
+ * 4. tier 0-1 and no behavioural or crisis flag (pattern and context rules
+ *    only) → `safe`;
  * 5. anything else → `uncertain` (a human decides): other tier-4 calls (e.g.
  *    signalling every process) go to k-of-n live humans, not to a refusal.
  */
@@ -83,7 +83,11 @@ function judge(tier: number, ruleIds: readonly string[]): [Verdict, string] {
   if (destructive.length > 0) return [Verdict.dangerous, `clearly destructive pattern: ${destructive.join(', ')}`];
   const rce = fired.filter((r) => RCE_SET.has(r.id)).map((r) => r.id);
   if (rce.length > 0) return [Verdict.dangerous, `remote code execution pattern: ${rce.join(', ')}`];
-  const flags = fired.filter((r) => r.kind !== 'pattern').map((r) => r.id);
+  // Context (production, financial, crisis mode) already raised the tier and the
+  // risk the gate weighed against the channel's threshold; alone it does not
+  // make a routine call suspect. What an agent does to credentials, its own
+  // configuration, other agents or other people does.
+  const flags = fired.filter((r) => r.kind === 'behaviour' || r.kind === 'crisis').map((r) => r.id);
   if (tier <= 1 && flags.length === 0) {
     return [Verdict.safe, fired.length === 0 ? `tier ${tier}, no rule fired: routine` : `tier ${tier}, only ${fired.map((r) => r.id).join(', ')}: routine`];
   }

@@ -23,11 +23,11 @@ test('routine tier 0 and tier-1 pattern-only calls are safe and cleared', async 
   }
 });
 
-test('tier 1 with a context flag (production) is uncertain', async () => {
+test('tier 1 with only a context flag (production) is safe: the context already raised tier and risk', async () => {
   const input = CASES.production();
   assert.equal(input.tier, 1);
   assert.ok(input.rules.includes('context.production'));
-  assert.equal((await screener.screen(input)).verdict, Verdict.uncertain);
+  assert.equal((await screener.screen(input)).verdict, Verdict.safe);
 });
 
 test('tier 3 patterns and behavioural flags are uncertain (a human decides)', async () => {
@@ -115,6 +115,6 @@ test('the gate decision\'s bookkeeping reasons (precedence, grant finding, thres
   const result = await screener.screen({ ...base, rules: reasons });
   assert.equal(result.verdict, Verdict.safe, result.rationale);
   // A real rule id hidden among them still counts.
-  const flagged = await screener.screen({ ...base, rules: [...reasons, 'context.production'] });
+  const flagged = await screener.screen({ ...base, rules: [...reasons, 'behaviour.credentials'] });
   assert.equal(flagged.verdict, Verdict.uncertain, flagged.rationale);
 });

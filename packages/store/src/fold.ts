@@ -1,4 +1,4 @@
-import { AUTHORITY_PARTITION, AUTHORITY_TYPES, type BodyOf, type Statement, type StatementType } from '@agent-ledger/core';
+import { AUTHORITY_PARTITION, AUTHORITY_TYPES, MAX_PLATFORM_ASSURANCE_TIER, type BodyOf, type Statement, type StatementType } from '@agent-ledger/core';
 import { formatRefusal, type ReasonCode } from '@agent-ledger/refusals';
 import type { LinkedEntry } from './chain-check.js';
 import type {
@@ -335,6 +335,10 @@ export function evolve(state: FoldState, linked: LinkedEntry): void {
       const body = bodyOf(statement, 'human.response');
       const row = state.approvals.get(body.request);
       if (row === undefined || row.partition !== entry.partition || row.status !== 'pending' || row.proposalHash !== body.proposal) break;
+      // As the gate's queue and verify-chain: a chat bridge's answer counts only up to
+      // MAX_PLATFORM_ASSURANCE_TIER, and no answer sequenced after the deadline counts.
+      if (body.assurance === 'platform' && row.tier > MAX_PLATFORM_ASSURANCE_TIER) break;
+      if (Date.parse(entry.sequencedAt) > Date.parse(row.deadline)) break;
       if (body.answer === 'deny') {
         row.status = 'denied';
         row.answeredBy = author;

@@ -26,7 +26,7 @@ const KEEP_STATEMENT: ReadonlySet<string> = new Set([...AUTHORITY_TYPES, 'intake
 const KEEP_HASH: ReadonlySet<string> = new Set([...AUTHORITY_TYPES, 'proposal.submitted', 'confirmation.requested']);
 
 /** Statement types whose bodies decision replay reads. */
-const KEEP_BODY: ReadonlySet<string> = new Set(['proposal.submitted', 'decision.recorded', 'confirmation.requested', 'human.response', 'timeout.recorded']);
+const KEEP_BODY: ReadonlySet<string> = new Set(['proposal.submitted', 'screening.verdict', 'decision.recorded', 'confirmation.requested', 'human.response', 'timeout.recorded']);
 
 const LINE_SCHEMAS = {
   header: BundleHeaderSchema,

@@ -1,6 +1,7 @@
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
-import type { BodyOf, Statement } from '@agent-ledger/core';
+import { MAX_PLATFORM_ASSURANCE_TIER, type BodyOf, type Statement } from '@agent-ledger/core';
 import { decide, evolve, initialState, type AuthorityEvent, type DecideContext, type GateState } from '@agent-ledger/gate';
+import { applyScreening, isScreened, screeningPolicy } from '@agent-ledger/screen';
 import type { EntryResult } from '../line-result.js';
 
 /** Bounds of the replay window (SPEC.md section 9, rule 14). */
@@ -23,6 +24,8 @@ interface PendingProposal {
   readonly body: BodyOf<'proposal.submitted'>;
   /** Its entry line's length: what it costs the window. */
   readonly bytes: number;
+  /** The newest signed screening verdict on it, read before its first decision. */
+  screening: BodyOf<'screening.verdict'>['verdict'] | null;
 }
 
 /** A proposal the gate left to a human (first decision `verify_first`), until its final decision. */
@@ -42,7 +45,7 @@ function violation(message: string, code: ReasonCode = ReasonCode.POLICY_VIOLATI
   throw new LedgerError(code, message);
 }
 
-function parseBody<T>(entry: EntryResult): T {
+function bodyOf<T>(entry: EntryResult): T {
   // The worker kept a body the statement schema had already accepted.
   return entry.replayBody as T;
 }
@@ -104,17 +107,23 @@ export class DecisionReplay {
       case 'proposal.submitted':
         this.#proposal(entry);
         return;
+      case 'screening.verdict': {
+        const body = bodyOf<BodyOf<'screening.verdict'>>(entry);
+        const pending = this.#proposals.get(body.proposal);
+        if (pending !== undefined && body.agentId === pending.body.agentId) pending.screening = body.verdict;
+        return;
+      }
       case 'decision.recorded':
-        this.#decision(entry, parseBody<BodyOf<'decision.recorded'>>(entry));
+        this.#decision(entry, bodyOf<BodyOf<'decision.recorded'>>(entry));
         return;
       case 'confirmation.requested':
-        this.#request(entry, parseBody<BodyOf<'confirmation.requested'>>(entry));
+        this.#request(entry, bodyOf<BodyOf<'confirmation.requested'>>(entry));
         return;
       case 'human.response':
-        this.#response(entry, parseBody<BodyOf<'human.response'>>(entry));
+        this.#response(entry, bodyOf<BodyOf<'human.response'>>(entry));
         return;
       case 'timeout.recorded':
-        this.#timeout(entry, parseBody<BodyOf<'timeout.recorded'>>(entry));
+        this.#timeout(entry, bodyOf<BodyOf<'timeout.recorded'>>(entry));
         return;
       default:
         return;
@@ -126,7 +135,7 @@ export class DecisionReplay {
     const body = entry.replayBody as BodyOf<'proposal.submitted'>;
     // A statement cannot be sequenced twice (freshness and replay rules), so a hash seen again changes nothing.
     if (this.#proposals.has(hash) || this.#confirmations.has(hash)) return;
-    this.#proposals.set(hash, { sequencedAtMs: entry.sequencedAtMs, authorityIndex: entry.authorityIndex, body, bytes: entry.bytes });
+    this.#proposals.set(hash, { sequencedAtMs: entry.sequencedAtMs, authorityIndex: entry.authorityIndex, body, bytes: entry.bytes, screening: null });
     this.#proposalBytes += entry.bytes;
     while (this.#proposals.size > this.#limits.maxPending || this.#proposalBytes > this.#limits.maxPendingBytes) {
       const oldest = this.#proposals.entries().next();
@@ -193,10 +202,15 @@ export class DecisionReplay {
     if (body.authorityIndex < pending.authorityIndex) {
       violation(`decision cites authority index ${body.authorityIndex}, older than the ${pending.authorityIndex} its proposal was sequenced against`);
     }
-    const expected = decide(
+    let expected = decide(
       { now: pending.sequencedAtMs, channel: proposal.channel, context: proposal.context as DecideContext, proposal },
       this.#stateAt(body.authorityIndex),
     );
+    // The gate's pre-screen: the signed verdict before the decision shapes it by the one shared rule.
+    if (isScreened(expected)) {
+      if (pending.screening === null) violation('decision on a screened proposal without a screening verdict before it');
+      expected = applyScreening(expected, screeningPolicy(expected.tier, pending.screening));
+    }
     const fields = ['outcome', 'code', 'tier', 'risk', 'grantId', 'grantEntry'] as const;
     for (const field of fields) {
       if (body[field] !== expected[field]) {
@@ -255,6 +269,8 @@ export class DecisionReplay {
     const open = this.#confirmations.get(body.proposal);
     const request = open?.request;
     if (open === undefined || request === null || request === undefined || request.hash !== body.request || open.status !== 'pending') return;
+    // A chat bridge's (platform-assurance) answer counts only up to MAX_PLATFORM_ASSURANCE_TIER.
+    if (body.assurance === 'platform' && open.tier > MAX_PLATFORM_ASSURANCE_TIER) return;
     // Judged on sequencer time: a response sequenced after the deadline never counts.
     if (entry.sequencedAtMs > request.deadlineMs) {
       if (body.answer === 'approve') open.stale.add(entry.author.principal);

@@ -20,6 +20,8 @@ import {
   type TrustRoot,
 } from '@agent-ledger/core';
 import { formatRefusal, type ReasonCode } from '@agent-ledger/refusals';
+import { decide as gateDecide, evolve, initialState } from '@agent-ledger/gate';
+import { RulesScreener, applyScreening, isScreened, screeningPolicy, screeningStatement } from '@agent-ledger/screen';
 import { BundleFileWriter } from '../bundle-writer.js';
 import { newSigner } from '../keys.js';
 import { formatTrustRoot } from '../trust-root-file.js';
@@ -48,7 +50,8 @@ export interface DemoSummary {
   readonly refusalsByCode: Record<string, number>;
 }
 
-const TIER_DEADLINE_MS = [0, 0, 60_000, 30_000, 10_000];
+// The live gate's deadlines (DEFAULT_DEADLINES_MS): a tier 0-1 call above its channel threshold waits too.
+const TIER_DEADLINE_MS = [60_000, 60_000, 60_000, 30_000, 10_000];
 
 /**
  * Synthesizes a realistic, valid ledger: a genesis signed by 2 of 3 root keys,
@@ -86,6 +89,9 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
   const refusalsByCode: Record<string, number> = {};
   let total = 0;
   const authority = chains[0] as PartitionChain;
+  // The pure gate decides every proposal, over the authority stream as written so far (as the live gate worker does).
+  let gateState = initialState();
+  const screener = new RulesScreener();
 
   const sequence = (envelope: Envelope): Entry => {
     const partition = partitionOf(envelope.statement, eventPartitions);
@@ -102,7 +108,10 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
     clock += 1 + Math.floor(random() * 40);
     const statement = createStatement(type, body, { principal: signer.principal, keyId: signer.keyId }, new Date(clock));
     const envelope = signStatement(statement, [signer, ...extraSigners], ed);
-    return { entry: sequence(envelope), hash: statementHash(statement) };
+    const entry = sequence(envelope);
+    const hash = statementHash(statement);
+    if (entry.partition === 0) gateState = evolve(gateState, { statement, index: entry.index, statementHash: hash });
+    return { entry, hash };
   };
 
   // Authority: genesis (2 of 3 roots), the rest of the keys, grants with co-signatures.
@@ -178,11 +187,20 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
       agent,
     );
     const p = proposal.hash;
-    say('classification.recorded', { agentId, proposal: p, tier: scenario.tier, risk: scenario.risk, rules: [...scenario.rules] }, gate);
-    const decide = (outcome: 'allow' | 'verify_first' | 'block' | 'deny', code: ReasonCode | null, grant?: { grantId: string; entryIndex: number }): void => {
+    const body = proposal.entry.envelope.statement.body as BodyOf<'proposal.submitted'>;
+    const gated = gateDecide({ now: Date.parse(proposal.entry.sequencedAt), channel: body.channel, context: body.context, proposal: body }, gateState);
+    let verdict = gated;
+    if (isScreened(gated)) {
+      // As the live gate worker does: the rules screener's signed verdict precedes the decision it shapes.
+      const screened = screener.screenNow({ proposal: body, proposalHash: p, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
+      say('screening.verdict', screeningStatement(screened, agentId, p), gate);
+      verdict = applyScreening(gated, screeningPolicy(gated.tier, screened.verdict));
+    }
+    say('classification.recorded', { agentId, proposal: p, tier: verdict.tier, risk: verdict.risk, rules: verdict.reasons.slice(0, 256).map((r) => r.slice(0, 256)) }, gate);
+    const decide = (outcome: 'allow' | 'verify_first' | 'block' | 'deny', code: ReasonCode | null, grant?: { grantId: string | null; grantEntry: number | null }): void => {
       say(
         'decision.recorded',
-        { agentId, proposal: p, outcome, code, tier: scenario.tier, risk: scenario.risk, authorityIndex: authority.size, grantId: grant?.grantId ?? null, grantEntry: grant?.entryIndex ?? null },
+        { agentId, proposal: p, outcome, code, tier: verdict.tier, risk: verdict.risk, authorityIndex: authority.size, grantId: grant?.grantId ?? null, grantEntry: grant?.grantEntry ?? null },
         gate,
       );
       byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
@@ -191,38 +209,28 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
         refusalsByCode[code] = (refusalsByCode[code] ?? 0) + 1;
       }
     };
-    switch (scenario.path) {
-      case 'allow':
-        decide('allow', null);
-        return;
-      case 'grant':
-        decide('allow', null, grants.get(scenario.name));
-        return;
-      case 'block':
-        decide('block', scenario.blockCode ?? 'POLICY_VIOLATION', scenario.blockCode === 'GRANT_BLOCKED' ? grants.get(scenario.name) : undefined);
-        return;
-      case 'confirm':
-        break;
-    }
-    if (random() < 0.3) {
-      say('screening.verdict', { agentId, proposal: p, verdict: 'uncertain', rationale: 'touches money or people; needs a human', model: 'rules-v1', promptHash: p }, gate);
-    }
-    decide('verify_first', scenario.recipient === 'globex-ltd' ? 'GRANT_MISSING' : null);
-    const deadlineMs = TIER_DEADLINE_MS[scenario.tier] ?? 30_000;
+    decide(verdict.outcome, verdict.code, verdict);
+    if (verdict.outcome !== 'verify_first') return;
+    const deadlineMs = TIER_DEADLINE_MS[verdict.tier] ?? 30_000;
     const deadline = new Date(clock + deadlineMs).toISOString();
-    const request = say('confirmation.requested', { agentId, proposal: p, tier: scenario.tier, deadline, approvalsRequired: 1, channels: ['cli', 'web'] }, gate);
+    const approvalsRequired = verdict.tier === 4 ? 2 : 1;
+    const request = say('confirmation.requested', { agentId, proposal: p, tier: verdict.tier, deadline, approvalsRequired, channels: ['cli', 'web'] }, gate);
     const roll = random();
     if (roll < 0.15) {
       clock += deadlineMs + 5;
       say('timeout.recorded', { agentId, proposal: p, request: request.hash, deadline }, timer);
-      if (scenario.tier >= 3) say('escalation.raised', { agentId, proposal: p, level: scenario.tier === 4 ? 'emergency' : 'admin', reason: 'no answer before the deadline' }, timer);
+      if (verdict.tier >= 3) say('escalation.raised', { agentId, proposal: p, level: verdict.tier === 4 ? 'emergency' : 'admin', reason: 'no answer before the deadline' }, timer);
       decide('deny', 'TIMEOUT');
       return;
     }
     clock += Math.floor(random() * deadlineMs * 0.5);
-    const approver = approvers[Math.floor(random() * approvers.length)] as Signer;
+    const first = Math.floor(random() * approvers.length);
     const approve = roll < 0.75;
-    say('human.response', { agentId, proposal: p, request: request.hash, answer: approve ? 'approve' : 'deny', assurance: 'self_signed', platformIdentity: null }, approver);
+    // Distinct approvers, as many as the request needs (a denial needs one).
+    for (let k = 0; k < (approve ? approvalsRequired : 1); k++) {
+      const approver = approvers[(first + k) % approvers.length] as Signer;
+      say('human.response', { agentId, proposal: p, request: request.hash, answer: approve ? 'approve' : 'deny', assurance: 'self_signed', platformIdentity: null }, approver);
+    }
     if (approve) decide('allow', null);
     else decide('deny', 'HUMAN_DENIED');
   }

@@ -137,6 +137,9 @@ export class GateWorker {
       const touched = this.#observe(entry, hash);
       const statement = entry.envelope.statement;
       if (statement.type === 'proposal.submitted' && !this.#decided.has(hash)) {
+        // Never decide on an older registry than the proposal was sequenced against
+        // (a gate running apart from the sequencer may lag): verify-chain refuses that.
+        if (this.#follower.current().size < entry.authorityIndex) await this.#follower.waitFor(entry.authorityIndex, 30_000);
         out.push(...(await this.#decideProposal(entry, hash, partition)));
         this.#remember(hash);
       } else if (statement.type === 'human.response' && touched !== undefined) {

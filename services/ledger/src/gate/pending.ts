@@ -1,16 +1,7 @@
-import type { BodyOf, Entry } from '@agent-ledger/core';
-import { Tier } from '@agent-ledger/gate';
+import { MAX_PLATFORM_ASSURANCE_TIER, type BodyOf, type Entry } from '@agent-ledger/core';
 
-/**
- * Highest request tier at which a `human.response` with assurance `platform`
- * (signed by a chat bridge on a chat platform's word, not by the approver's
- * own key) counts. Above it (tiers 3 high and 4 critical) such a response is
- * ignored: neither an approval nor a denial; only a self-signed answer, a
- * timeout or the final decision moves the request. A chat account is weaker
- * evidence than a key. The same threshold as `requireSelfSignedAbove()`'s
- * default in @agent-ledger/channels, so the bridge and the fold agree.
- */
-export const MAX_PLATFORM_ASSURANCE_TIER: number = Tier.medium;
+/** Re-exported: the highest tier a platform-assurance (chat) answer counts at; see the core. */
+export { MAX_PLATFORM_ASSURANCE_TIER };
 
 /** One proposal waiting for a human, as the log says. */
 export interface PendingConfirmation {
