@@ -56,7 +56,7 @@ export function screeningPolicy(tier: number, verdict: Verdict): ScreeningOutcom
   }
 }
 
-/** The refusal of a screener's denial: `{code: POLICY_VIOLATION, refusal: "REFUSED: POLICY_VIOLATION: ..."}`. */
+/** The refusal of a screener's denial: code POLICY_VIOLATION and its `formatRefusal` text. */
 export function screeningRefusal(result: Pick<ScreenResult, 'model' | 'rationale'>): { code: typeof SCREENING_DENIAL_CODE; refusal: string } {
   const detail = `screener ${clip(result.model, 80)} judged the call dangerous: ${clip(result.rationale, 200)}`;
   return { code: SCREENING_DENIAL_CODE, refusal: formatRefusal(SCREENING_DENIAL_CODE, detail) };
