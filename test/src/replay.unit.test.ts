@@ -381,47 +381,33 @@ test('the streaming verifier with worker threads gives the same replay verdicts'
 });
 
 test('screening replays: a screened decision needs its signed verdict, and the verdict shapes the outcome by the shared rule', async () => {
+  /** A proposal, an optional screening verdict signed by the gate, then a decision with the given outcome and code. */
+  const screenedCase = (
+    proposal: Parameters<TestLedger['propose']>[0],
+    verdict: 'safe' | 'uncertain' | null,
+    outcome: DecisionBody['outcome'],
+    code: DecisionBody['code'],
+  ): { ledger: TestLedger; decision: Posted; gated: ReturnType<typeof gateDecides> } => {
+    const ledger = new TestLedger();
+    const p = ledger.propose(proposal);
+    const gated = gateDecides(ledger, p);
+    const agentId = ledger.agent.principal;
+    if (verdict !== null) ledger.say('screening.verdict', { agentId, proposal: p.hash, verdict, rationale: 'test verdict', model: 'm', promptHash: p.hash }, ledger.gate);
+    const decision = ledger.say('decision.recorded', { agentId, proposal: p.hash, outcome, code, tier: gated.tier, risk: gated.risk, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null }, ledger.gate);
+    return { ledger, decision, gated };
+  };
   // No verdict before the decision of a screened proposal.
-  {
-    const ledger = new TestLedger();
-    const p = ledger.propose(SAFE);
-    const gated = gateDecides(ledger, p);
-    assert.ok(gated.screening !== null, 'an allow by the rules is screened');
-    const agentId = ledger.agent.principal;
-    const decision = ledger.say('decision.recorded', { agentId, proposal: p.hash, outcome: gated.outcome, code: gated.code, tier: gated.tier, risk: gated.risk, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null }, ledger.gate);
-    assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', decision.entry);
-  }
-  // An uncertain verdict signed before it: the gate must ask a human, so an allow fails...
-  {
-    const ledger = new TestLedger();
-    const p = ledger.propose(SAFE);
-    const gated = gateDecides(ledger, p);
-    const agentId = ledger.agent.principal;
-    ledger.say('screening.verdict', { agentId, proposal: p.hash, verdict: 'uncertain', rationale: 'unsure', model: 'm', promptHash: p.hash }, ledger.gate);
-    const decision = ledger.say('decision.recorded', { agentId, proposal: p.hash, outcome: 'allow', code: null, tier: gated.tier, risk: gated.risk, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null }, ledger.gate);
-    assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', decision.entry);
-  }
-  // ...and verify_first (GRANT_MISSING) is what follows.
-  {
-    const ledger = new TestLedger();
-    const p = ledger.propose(SAFE);
-    const gated = gateDecides(ledger, p);
-    const agentId = ledger.agent.principal;
-    ledger.say('screening.verdict', { agentId, proposal: p.hash, verdict: 'uncertain', rationale: 'unsure', model: 'm', promptHash: p.hash }, ledger.gate);
-    ledger.say('decision.recorded', { agentId, proposal: p.hash, outcome: 'verify_first', code: 'GRANT_MISSING', tier: gated.tier, risk: gated.risk, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null }, ledger.gate);
-    assertValid(await verify(ledger));
-  }
+  const unscreened = screenedCase(SAFE, null, 'allow', null);
+  assert.ok(unscreened.gated.screening !== null && unscreened.gated.outcome === 'allow', 'an allow by the rules is screened');
+  assertFailsAt(await verify(unscreened.ledger), 'POLICY_VIOLATION', unscreened.decision.entry);
+  // An uncertain verdict: the gate must ask a human, so an allow fails and verify_first (GRANT_MISSING) follows.
+  const uncertainAllow = screenedCase(SAFE, 'uncertain', 'allow', null);
+  assertFailsAt(await verify(uncertainAllow.ledger), 'POLICY_VIOLATION', uncertainAllow.decision.entry);
+  assertValid(await verify(screenedCase(SAFE, 'uncertain', 'verify_first', 'GRANT_MISSING').ledger));
   // A "safe" verdict never clears what the gate left to a human.
-  {
-    const ledger = new TestLedger();
-    const p = ledger.propose();
-    const gated = gateDecides(ledger, p);
-    assert.equal(gated.outcome, 'verify_first');
-    const agentId = ledger.agent.principal;
-    ledger.say('screening.verdict', { agentId, proposal: p.hash, verdict: 'safe', rationale: 'looks fine', model: 'm', promptHash: p.hash }, ledger.gate);
-    const decision = ledger.say('decision.recorded', { agentId, proposal: p.hash, outcome: 'allow', code: null, tier: gated.tier, risk: gated.risk, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null }, ledger.gate);
-    assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', decision.entry);
-  }
+  const cleared = screenedCase(undefined, 'safe', 'allow', null);
+  assert.equal(cleared.gated.outcome, 'verify_first');
+  assertFailsAt(await verify(cleared.ledger), 'POLICY_VIOLATION', cleared.decision.entry);
 });
 
 test('a chat bridge answer (platform assurance) does not approve above tier 2; the same answer self-signed does', async () => {
