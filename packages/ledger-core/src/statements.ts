@@ -166,6 +166,41 @@ export const BODY_SCHEMAS = {
     detail: Text,
     input: Hash,
   }),
+  /**
+   * The gate saw the same exact operation approved by humans several times and
+   * suggests that an admin write a grant for it. Only a suggestion: it changes
+   * no decision, and a grant still needs an admin's proposal and a second
+   * admin's co-signature (never a silent whitelist).
+   */
+  'grant.suggested': z.strictObject({
+    agentId: Principal,
+    actionType: ShortText,
+    targetResource: ShortText,
+    recipient: ShortText,
+    scope: ShortText,
+    /** Highest tier among the approved confirmations. */
+    tier: Tier,
+    /** The approved `confirmation.requested` statements, by hash, in log order. */
+    requests: z.array(Hash).min(1).max(64),
+    notBefore: Timestamp,
+    expiresAt: Timestamp,
+  }),
+  /**
+   * A rubber-stamp signal: an approval sequenced sooner after the operation
+   * could be read (its request, or the same approver's previous approval on
+   * the partition) than the minimum reading time for its size. The approval
+   * still counts; this records the signal.
+   */
+  'approval.rushed': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    request: Hash,
+    response: Hash,
+    approver: Principal,
+    elapsedMs: Index,
+    minReadMs: Index,
+    operationBytes: Index,
+  }),
 } as const;
 
 /** The statement type names. */
@@ -206,6 +241,8 @@ export const REQUIRED_ROLE: Readonly<Record<StatementType, Role | 'root'>> = {
   'decision.recorded': Role.service,
   'refusal.recorded': Role.service,
   'intake.rejected': Role.sequencer,
+  'grant.suggested': Role.service,
+  'approval.rushed': Role.service,
 };
 
 const Author = z.strictObject({ principal: Principal, keyId: KeyId });

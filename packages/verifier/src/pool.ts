@@ -15,7 +15,7 @@ export class LineCheckPool {
 
   constructor(workerCount: number) {
     for (let i = 0; i < workerCount; i++) {
-      const worker = new Worker(new URL('./worker.js', import.meta.url));
+      const worker = new Worker(new URL('./worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: Number(process.env.VYG ?? 12) } });
       worker.on('message', (message: { id: number; results: LineResult[] }) => {
         const waiter = this.#pending.get(message.id);
         this.#pending.delete(message.id);

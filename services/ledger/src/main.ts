@@ -134,6 +134,8 @@ program
   .option('--batch', 'approve every pending item of tier <= --max-tier (tiers 0-2 only)')
   .option('--max-tier <n>', 'highest tier --batch approves (3 or more is refused)', wholeNumber)
   .option('--json', 'print JSON')
+  .option('--session <duration>', 'with --approve: also ask for a session grant for the exact operation (e.g. 15m, at most 1h, tiers 0-2); a second admin must co-sign it')
+  .option('--admin <principal>', 'with --session: the admin whose key proposes the session grant (without it the grant is printed for an admin)')
   .action(run((opts: ApproveOptions) => approveCommand(opts)));
 
 const gate = program.command('gate').description('the pure gate: decide proposals offline');

@@ -10,6 +10,7 @@ import { LogIndex } from './api/log-index.js';
 import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
 import { decide, evolve, initialState, type GateState } from '@agent-ledger/gate';
 import { DeadlineTimer } from './gate/timer.js';
+import { fatigueSettingsFromEnv } from './gate/fatigue.js';
 import type { HomeConfig, LedgerHome } from './home.js';
 import { Projector } from './projector/projector.js';
 import { PartitionSequencer } from './sequencer/partition-sequencer.js';
@@ -154,7 +155,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     if (authority !== undefined) await authority.start();
   }
   // The gate folds every authority entry from genesis on: it listens before the follower starts.
-  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config) }, gateDecider as GateDecider);
+  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config), fatigue: fatigueSettingsFromEnv() }, gateDecider as GateDecider);
   await follower.start(topics.group(`follower-${process.pid}`));
   for (const s of sequencers) if (s.partition !== 0) await s.start();
   if (sequencers.length > 0) {
@@ -202,6 +203,8 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     await gate.start();
     const g = gate;
     stops.push(() => g.stop());
+    new Gauge({ name: 'ledger_grant_suggestions_total', help: 'grant.suggested statements signed by this gate (identical approvals an admin may turn into a grant)', registers: [registry], collect() { this.set(g.counters.grantSuggestions); } });
+    new Gauge({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { for (const [approver, n] of g.rubberStamps) this.set({ approver }, n); } });
   }
   if (has('timer')) {
     const timer = new DeadlineTimer(bus, home.key('timer'), topics);

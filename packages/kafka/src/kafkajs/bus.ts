@@ -13,6 +13,7 @@ import { toTopicMessages } from './records.js';
 import { KafkajsSubscription } from './subscription.js';
 import { endOffsets, ensureTopics, partitionCounts } from './topic-admin.js';
 import { KafkajsTransactionalWriter } from './writer.js';
+import { reuseCoordinatorLookups } from './coordinator-cache.js';
 
 /** How to reach the cluster. */
 export interface KafkaBusOptions {
@@ -53,7 +54,7 @@ class KafkajsBus implements LogBus {
     this.#clientId = options.clientId;
     const level = kafkaLogLevel(options.logLevel);
     const brokers = [...options.brokers];
-    this.#newKafka = () => new Kafka({ clientId: options.clientId, brokers, logLevel: level, logCreator: ledgerLogCreator() });
+    this.#newKafka = () => reuseCoordinatorLookups(new Kafka({ clientId: options.clientId, brokers, logLevel: level, logCreator: ledgerLogCreator() }));
     this.#kafka = this.#newKafka();
     this.#partitions = new PartitionCounts(async (topic) => {
       const counts = await partitionCounts(await this.#adminClient(), [topic]);

@@ -25,14 +25,16 @@ export function writtenOffsets(metadata: readonly RecordMetadata[]): WrittenOffs
 }
 
 async function recordsVisible(admin: Admin, written: WrittenOffsets): Promise<boolean> {
-  for (const [topic, partitions] of written) {
+  // One ListOffsets per topic, all in flight at once.
+  const checks = [...written].map(async ([topic, partitions]) => {
     const ends = new Map((await admin.fetchTopicOffsets(topic)).map((entry) => [entry.partition, BigInt(entry.offset)]));
     for (const [partition, first] of partitions) {
       // The LSO passes a committed transaction's records all at once, when its marker is written.
       if ((ends.get(partition) ?? -1n) <= first) return false;
     }
-  }
-  return true;
+    return true;
+  });
+  return (await Promise.all(checks)).every((visible) => visible);
 }
 
 async function offsetVisible(admin: Admin, consumed: ConsumedOffset): Promise<boolean> {
@@ -54,7 +56,9 @@ async function offsetVisible(admin: Admin, consumed: ConsumedOffset): Promise<bo
 export async function awaitVisible(admin: Admin, written: WrittenOffsets, consumed: ConsumedOffset | undefined): Promise<boolean> {
   const deadline = Date.now() + VISIBILITY_LIMIT_MS;
   for (let attempt = 0; ; attempt++) {
-    if ((await recordsVisible(admin, written)) && (consumed === undefined || (await offsetVisible(admin, consumed)))) return true;
+    // Both checks at once: each is a round trip, and a commit waits for both.
+    const [records, offset] = await Promise.all([recordsVisible(admin, written), consumed === undefined ? true : offsetVisible(admin, consumed)]);
+    if (records && offset) return true;
     if (Date.now() >= deadline) return false;
     const delay = POLL_DELAYS_MS[Math.min(attempt, POLL_DELAYS_MS.length - 1)] ?? 100;
     await new Promise((resolve) => setTimeout(resolve, delay));

@@ -28,6 +28,10 @@ export interface ApproveOptions {
   readonly batch?: boolean;
   readonly maxTier?: number;
   readonly json?: boolean;
+  /** Session trust with `--approve`: also ask for a short-lived allow grant for the exact operation (e.g. `15m`, at most 1 h). */
+  readonly session?: string;
+  /** Admin principal whose key proposes the session grant (a second admin must co-sign it). */
+  readonly admin?: string;
 }
 
 /**
@@ -36,6 +40,41 @@ export interface ApproveOptions {
  * fights confirmation fatigue on routine items only.
  */
 export const MAX_BATCH_TIER = 2;
+
+/** Longest session trust: a session grant is short-lived by design. */
+export const MAX_SESSION_MS = 3_600_000;
+
+/** `90s`, `15m`, `1h` (untrusted CLI input) in ms; longer than {@link MAX_SESSION_MS} is refused. */
+export function parseSessionDuration(text: string): number {
+  const m = /^([1-9]\d{0,4})(s|m|h)$/.exec(text);
+  if (m === null) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `--session takes a duration such as 90s, 15m or 1h, not ${text}`);
+  const ms = Number(m[1]) * (m[2] === 's' ? 1_000 : m[2] === 'm' ? 60_000 : 3_600_000);
+  if (ms > MAX_SESSION_MS) throw new LedgerError(ReasonCode.POLICY_VIOLATION, `session trust lasts at most 1h, not ${text}`);
+  return ms;
+}
+
+/**
+ * The grant a session trust asks for: an allow grant binding exactly the
+ * approved operation's five fields, from `nowMs` for `durationMs`, covering
+ * the item's tier. It is only a proposal: it takes effect when a second admin
+ * co-signs it (four eyes), by the gate's one grant rule.
+ */
+export function sessionGrant(item: PendingItem, nowMs: number, durationMs: number): BodyOf<'grant.proposed'> {
+  const op = item.operation;
+  return {
+    grantId: `session-${item.proposalHash.slice(0, 16)}`,
+    agentId: op.agentId,
+    actionType: op.actionType,
+    targetResource: op.targetResource,
+    recipient: op.recipient,
+    scope: op.scope,
+    notBefore: new Date(nowMs).toISOString(),
+    expiresAt: new Date(nowMs + durationMs).toISOString(),
+    effect: 'allow',
+    tier: item.tier,
+    parentGrantId: null,
+  };
+}
 
 /** One pending confirmation, with the operation as the agent signed it (checked against its hash and signature). */
 export interface PendingItem {
@@ -198,6 +237,14 @@ function approverKey(home: LedgerHome, as: string | undefined): Signer {
   return home.key(first.slice(0, -'.key'.length));
 }
 
+/** The admin key that proposes a session grant: `--admin admin:alice` is `keys/admin-alice.key`. */
+function adminKey(home: LedgerHome, principal: string): Signer {
+  if (!/^admin:[A-Za-z0-9._@-]{1,128}$/.test(principal)) throw new UsageError(`--admin takes an admin principal such as admin:alice, not ${principal}`);
+  const signer = home.key(principal.replace(':', '-'));
+  if (signer.principal !== principal) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `the key file for ${principal} speaks for ${signer.principal}`);
+  return signer;
+}
+
 /** Service keys named by the genesis: who may sign confirmation requests at the start of the log. */
 function serviceKeysOf(home: LedgerHome): Set<string> {
   return new Set(home.genesis().statement.body.keys.filter((k) => k.roles.includes('service')).map((k) => k.keyId));
@@ -234,6 +281,33 @@ async function liveList(baseUrl: string, serviceKeys: ReadonlySet<string>, first
 }
 
 /**
+ * Session trust after an approval. With an admin key, proposes the session
+ * grant signed by that admin; it does nothing until a second admin co-signs
+ * it. Without one, prints the grant an admin would have to propose. Either
+ * way the gate's grant rule alone decides whether it ever authorises a call.
+ */
+async function requestSession(
+  item: PendingItem,
+  sessionMs: number,
+  proposer: Signer | undefined,
+  context: { baseUrl: string; serviceKeys: ReadonlySet<string>; json: boolean },
+): Promise<Record<string, unknown>> {
+  const grant = sessionGrant(item, Date.now(), sessionMs);
+  if (proposer === undefined) {
+    if (!context.json) {
+      process.stdout.write(`  session trust needs two admins: one proposes this grant, another co-signs it (nothing was written):\n  ${JSON.stringify(grant)}\n`);
+    }
+    return { status: 'needs_admin', grant };
+  }
+  const admin = new LedgerClient({ baseUrl: context.baseUrl, signer: proposer, deciderKeys: [...context.serviceKeys] });
+  const proposed = await admin.submit(admin.sign('grant.proposed', grant));
+  if (!context.json) {
+    process.stdout.write(`  session grant ${grant.grantId} proposed by ${proposer.principal} until ${grant.expiresAt}: statement ${proposed.statementHash}\n  it takes effect only when another admin co-signs it (grant.cosigned naming that statement)\n`);
+  }
+  return { status: 'proposed', grant, statementHash: proposed.statementHash, proposedBy: proposer.principal };
+}
+
+/**
  * `ledger approve`: shows pending confirmations with the exact operation and
  * the time left, and answers them with a `human.response` signed by the
  * local approver key. `--batch --max-tier N` approves every pending item of
@@ -243,6 +317,9 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
   const actions = [options.list === true, options.approve !== undefined, options.deny !== undefined, options.batch === true].filter(Boolean).length;
   if (actions > 1) throw new UsageError('choose one of --list, --approve ID, --deny ID, --batch');
   if (options.maxTier !== undefined && options.batch !== true) throw new UsageError('--max-tier goes with --batch');
+  if (options.session !== undefined && options.approve === undefined) throw new UsageError('--session goes with --approve ID (one item at a time)');
+  if (options.admin !== undefined && options.session === undefined) throw new UsageError('--admin goes with --session');
+  const sessionMs = options.session === undefined ? undefined : parseSessionDuration(options.session);
   if (options.batch === true) {
     if (options.maxTier === undefined) throw new UsageError('--batch needs --max-tier N (at most 2)');
     if (options.maxTier > MAX_BATCH_TIER) {
@@ -273,6 +350,10 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
   const chosen = options.batch === true
     ? items.filter((i) => i.tier <= (options.maxTier as number) && !i.approvedBy.includes(signer.principal))
     : [findByPrefix(items, (options.approve ?? options.deny) as string)];
+  if (sessionMs !== undefined && (chosen[0] as PendingItem).tier > MAX_BATCH_TIER) {
+    throw new LedgerError(ReasonCode.POLICY_VIOLATION, `session trust is for tiers 0-${MAX_BATCH_TIER} only; a tier ${(chosen[0] as PendingItem).tier} item is approved one call at a time`);
+  }
+  const proposer = options.admin === undefined ? undefined : adminKey(home, options.admin);
   const answered: Record<string, unknown>[] = [];
   for (const item of chosen) {
     if (verdict === 'approve' && item.approvedBy.includes(signer.principal)) {
@@ -281,8 +362,10 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
     if (options.json !== true) process.stdout.write(`${describe(item, Date.now()).join('\n')}\n`);
     const body: BodyOf<'human.response'> = { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null };
     const submitted = await client.submit(client.sign('human.response', body));
-    answered.push({ proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, statementHash: submitted.statementHash, by: signer.principal });
+    const record: Record<string, unknown> = { proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, statementHash: submitted.statementHash, by: signer.principal };
+    answered.push(record);
     if (options.json !== true) process.stdout.write(`  ${verdict === 'approve' ? 'approved' : 'denied'} by ${signer.principal}: statement ${submitted.statementHash}\n`);
+    if (sessionMs !== undefined) record.session = await requestSession(item, sessionMs, proposer, { baseUrl, serviceKeys, json: options.json === true });
   }
   if (options.json === true) process.stdout.write(`${JSON.stringify({ answered })}\n`);
   else if (chosen.length === 0) process.stdout.write(`nothing pending at tier <= ${options.maxTier ?? MAX_BATCH_TIER}\n`);

@@ -16,6 +16,7 @@ import type { InBatch, LogBus, OutRecord, Subscription, TransactionalWriter } fr
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
 import { PendingConfirmations } from './pending.js';
+import { FatigueFold, type FatigueSettings, type FatigueSignal } from './fatigue.js';
 import { RulesScreener, applyScreening, isScreened, screeningPolicy, screeningStatement, type Screener } from '@agent-ledger/screen';
 
 /** Default confirmation deadlines by tier (ms): medium 60 s, high 30 s, critical 10 s. */
@@ -43,6 +44,8 @@ export interface GateWorkerSettings {
   readonly screener?: Screener;
   /** Channels a confirmation request names (default: cli and web). */
   readonly channels?: readonly ('cli' | 'web' | 'telegram' | 'discord' | 'webhook')[];
+  /** Grant suggestions and the rubber-stamp signal (defaults: {@link FatigueFold}). */
+  readonly fatigue?: Partial<FatigueSettings>;
 }
 
 const DECIDED_MEMORY = 100_000;
@@ -64,15 +67,21 @@ export class GateWorker {
   #state: unknown;
   readonly #screener: Screener;
   #pending = new PendingConfirmations();
+  readonly #fatigue: FatigueFold;
+  /** Entries whose fatigue signals this process has sent. */
+  readonly #fatigueSent = new Set<string>();
   readonly #writers = new Map<number, TransactionalWriter>();
   /** Proposals whose first decision is on the log or sent (bounded: only redeliveries need it). */
   readonly #decided = new Map<string, true>();
   readonly #finalSent = new Set<string>();
   #subscription: Subscription | undefined;
-  readonly counters = { decisions: 0, allow: 0, verify_first: 0, block: 0, final: 0 };
+  readonly counters = { decisions: 0, allow: 0, verify_first: 0, block: 0, final: 0, grantSuggestions: 0 };
+  /** Rubber-stamp signals sent, by approver principal. */
+  readonly rubberStamps = new Map<string, number>();
 
   constructor(bus: LogBus, follower: AuthorityFollower, settings: GateWorkerSettings, decider: GateDecider) {
     this.#screener = settings.screener ?? new RulesScreener();
+    this.#fatigue = new FatigueFold(settings.fatigue);
     this.#bus = bus;
     this.#decider = decider;
     this.#state = decider.initialState();
@@ -108,15 +117,16 @@ export class GateWorker {
     }
   }
 
-  /** Folds an entry into the queue and the decided set; no output. */
-  #observe(entry: Entry, hash: string): ReturnType<PendingConfirmations['evolve']> {
+  /** Folds an entry into the queue, the decided set and the fatigue fold; returns the touched confirmation and the fatigue signals the entry calls for. */
+  #observe(entry: Entry, hash: string): { touched: ReturnType<PendingConfirmations['evolve']>; signals: readonly FatigueSignal[] } {
+    const signals = this.#fatigue.evolve(entry, hash);
     const statement = entry.envelope.statement;
     if (statement.type === 'decision.recorded') {
       const body = statement.body as BodyOf<'decision.recorded'>;
       this.#remember(body.proposal);
       if (body.outcome !== 'verify_first') this.#finalSent.delete(body.proposal);
     }
-    return this.#pending.evolve(entry, hash);
+    return { touched: this.#pending.evolve(entry, hash), signals };
   }
 
   async #writer(kafkaPartition: number): Promise<TransactionalWriter> {
@@ -134,7 +144,7 @@ export class GateWorker {
     for (const record of batch.records) {
       const entry = parseEntry(record.value);
       const hash = statementHash(entry.envelope.statement);
-      const touched = this.#observe(entry, hash);
+      const { touched, signals } = this.#observe(entry, hash);
       const statement = entry.envelope.statement;
       if (statement.type === 'proposal.submitted' && !this.#decided.has(hash)) {
         // Never decide on an older registry than the proposal was sequenced against
@@ -151,6 +161,12 @@ export class GateWorker {
       if (touched !== undefined && touched.status !== 'pending' && !touched.decided && !this.#finalSent.has(touched.proposal)) {
         out.push(...this.#finalDecision(touched, partition));
         this.#finalSent.add(touched.proposal);
+      }
+      if (signals.length > 0 && !this.#fatigueSent.has(hash)) {
+        // Signals only: they are signed onto the log and counted, and change no decision.
+        this.#fatigueSent.add(hash);
+        if (this.#fatigueSent.size > DECIDED_MEMORY) this.#fatigueSent.delete(this.#fatigueSent.values().next().value as string);
+        for (const signal of signals) out.push(this.#signal(signal, partition));
       }
     }
     const last = batch.records.at(-1);
@@ -217,6 +233,15 @@ export class GateWorker {
       records.push(this.#say('refusal.recorded', { agentId: pending.agentId, proposal: pending.proposal, code, refusal: formatRefusal(code, detail) }, partition));
     }
     return records;
+  }
+
+  #signal(signal: FatigueSignal, partition: number): OutRecord {
+    if (signal.type === 'grant.suggested') {
+      this.counters.grantSuggestions += 1;
+      return this.#say('grant.suggested', signal.body, partition);
+    }
+    this.rubberStamps.set(signal.body.approver, (this.rubberStamps.get(signal.body.approver) ?? 0) + 1);
+    return this.#say('approval.rushed', signal.body, partition);
   }
 
   #say<T extends StatementType>(type: T, body: BodyOf<T>, partition: number): OutRecord {
