@@ -1,25 +1,37 @@
 import { Worker } from 'node:worker_threads';
 import { nodeEd25519, type LineBatch } from '@agent-ledger/core';
 import type { LineResult } from './line-result.js';
+import { unpackResults, type PackedResults } from './result-codec.js';
 import { checkBatch } from './steps/check-batch.js';
 
 /**
+ * Young generation of each worker's heap, MiB (4 MiB semi-spaces instead of
+ * V8's default 16 MiB, which every busy worker would otherwise fill and keep
+ * resident). A worker's garbage is one line's parse at a time, so little of it
+ * survives a collection. Only the young generation is bounded: the old
+ * generation stays unlimited, so a bundle of maximal lines costs memory, never
+ * a worker killed mid-batch.
+ */
+const WORKER_YOUNG_GENERATION_MB = 12;
+
+/**
  * Spreads line checks over worker threads. With zero workers it checks on
- * the calling thread. Results of each batch come back whole; callers keep
- * batch order by awaiting the promises in submission order.
+ * the calling thread. Results of each batch come back packed and are decoded
+ * one line at a time as the caller iterates them; callers keep batch order by
+ * awaiting the promises in submission order.
  */
 export class LineCheckPool {
   readonly #workers: Worker[] = [];
-  readonly #pending = new Map<number, { resolve: (r: LineResult[]) => void; reject: (e: unknown) => void }>();
+  readonly #pending = new Map<number, { resolve: (r: Iterable<LineResult>) => void; reject: (e: unknown) => void }>();
   #next = 0;
 
   constructor(workerCount: number) {
     for (let i = 0; i < workerCount; i++) {
-      const worker = new Worker(new URL('./worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: Number(process.env.VYG ?? 12) } });
-      worker.on('message', (message: { id: number; results: LineResult[] }) => {
+      const worker = new Worker(new URL('./worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+      worker.on('message', (message: { id: number; packed: PackedResults }) => {
         const waiter = this.#pending.get(message.id);
         this.#pending.delete(message.id);
-        waiter?.resolve(message.results);
+        waiter?.resolve(unpackResults(message.packed));
       });
       worker.on('error', (err) => {
         for (const waiter of this.#pending.values()) waiter.reject(err);
@@ -30,7 +42,7 @@ export class LineCheckPool {
   }
 
   /** Checks one batch; the batch's buffer is transferred to the worker. */
-  check(batch: LineBatch): Promise<LineResult[]> {
+  check(batch: LineBatch): Promise<Iterable<LineResult>> {
     if (this.#workers.length === 0) return Promise.resolve(checkBatch(batch, nodeEd25519));
     const id = this.#next++;
     const worker = this.#workers[id % this.#workers.length] as Worker;

@@ -30,11 +30,11 @@ export async function verifyBundle(
   const fold = new LedgerFold(trustRoot, options);
   const workers = options.workers ?? 0;
   const pool = new LineCheckPool(workers);
-  const inFlight: Promise<LineResult[]>[] = [];
+  const inFlight: Promise<Iterable<LineResult>>[] = [];
   const maxInFlight = 2 * workers + 2;
   let bytesRead = 0;
   const drainOne = async (): Promise<void> => {
-    const results = await (inFlight.shift() as Promise<LineResult[]>);
+    const results = await (inFlight.shift() as Promise<Iterable<LineResult>>);
     for (const result of results) fold.accept(result);
     options.onProgress?.(bytesRead, fold.entries);
   };
