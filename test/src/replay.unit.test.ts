@@ -39,10 +39,10 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 function gateState(ledger: TestLedger, size: number): GateState {
   let state = initialState();
   for (const line of ledger.lines()) {
-    const parsed = JSON.parse(line) as { kind: string; partition?: number; index?: number; envelope?: { statement: Statement } };
+    const parsed = JSON.parse(line) as { kind: string; partition?: number; index?: number; sequencedAt?: string; envelope?: { statement: Statement } };
     if (parsed.kind !== 'entry' || parsed.partition !== 0 || (parsed.index as number) >= size) continue;
     const statement = parsed.envelope?.statement as Statement;
-    state = evolve(state, { statement, index: parsed.index as number, statementHash: statementHash(statement) });
+    state = evolve(state, { statement, index: parsed.index as number, statementHash: statementHash(statement), sequencedAt: Date.parse(parsed.sequencedAt as string) });
   }
   return state;
 }

@@ -130,7 +130,7 @@ test('registry rules: weak keys, agent keys with admin power, double registratio
   const k = newSigner('agent:sneaky');
   const both = ledger2.say('key.registered', { keyId: k.keyId, principal: k.principal, roles: ['agent', 'admin'] }, ledger2.admin);
   ledger2.sealAll();
-  assertFailsAt(await verify(ledger2), 'POLICY_VIOLATION', 0, both.entry.index);
+  assertFailsAt(await verify(ledger2), 'SEPARATION_OF_DUTIES', 0, both.entry.index);
 
   const ledger3 = new TestLedger();
   const again = ledger3.say('key.registered', { keyId: ledger3.agent.keyId, principal: 'agent:billing-bot', roles: ['agent'] }, ledger3.admin);

@@ -1,4 +1,4 @@
-import type { Statement } from '@agent-ledger/core';
+import { coveringPatterns, covers, GrantRegistry, isPattern, type GrantEffect, type Statement } from '@agent-ledger/core';
 import { DEFAULT_CONFIG, DEFAULT_GRANT_TIER, resolveConfig, type GateConfig, type GateOptions } from './options.js';
 import type { AuthorityEvent } from './types.js';
 
@@ -62,8 +62,12 @@ export interface GateState {
   readonly adminKeys: Map<string, string>;
   /** One more than the highest authority index folded. */
   authoritySize: number;
-  /** Grant statements that did not count (author not an admin key, wrong hash, same principal co-signing, unknown or duplicate grant). */
+  /** Grant statements that did not count (author not an admin key, or refused by the grant rules of ledger-core). */
   ignored: number;
+  /** The write-time grant rules (four eyes, k of n, lifetimes, delegation, revocation), shared with the sequencer and verify-chain. */
+  readonly registry: GrantRegistry;
+  /** Grants whose resource, recipient or scope is a subtree pattern (`a/b/*`): lookups consider covering patterns only when there are any. */
+  patternGrants: number;
 }
 
 /** The empty state. `options` set channel thresholds and known hosts (see {@link GateOptions}). */
@@ -75,6 +79,8 @@ export function initialState(options?: GateOptions): GateState {
     adminKeys: new Map(),
     authoritySize: 0,
     ignored: 0,
+    registry: new GrantRegistry(),
+    patternGrants: 0,
   };
 }
 
@@ -95,6 +101,7 @@ function targetNode(state: GateState, g: { agentId: string; actionType: string; 
 
 function insert(state: GateState, grant: GrantRecord): void {
   state.grants.set(grant.grantId, grant);
+  if (isPattern(grant.targetResource) || isPattern(grant.recipient) || isPattern(grant.scope)) state.patternGrants += 1;
   const node = targetNode(state, grant);
   child(node.byRecipient, grant.recipient, () => [] as GrantRecord[]).push(grant);
   if (isActive(grant) && grant.effect === 'allow') node.activeAllow += 1;
@@ -141,19 +148,21 @@ function byAdmin(state: GateState, statement: Statement): boolean {
  * callers that need the state before the event must not share it.
  *
  * - `genesis`, `key.registered`, `key.revoked` maintain the admin keys (the
- *   role a grant statement's author key must hold at its position).
- * - `grant.proposed` by an admin adds an inactive grant (first proposal of an
- *   id wins). It becomes active on a `grant.cosigned` by an admin whose
- *   principal differs from the proposer's and that names the proposal's exact
- *   statement hash (four eyes). `grant.revoked` by an admin ends it for good.
- *   `grant.reauthorized` by an admin naming the exact hash sets a new
- *   `expiresAt` (the latest re-authorisation is the window's end).
- * - Anything else is ignored. Statements that fail these checks change
- *   nothing and are counted in `ignored`.
+ *   role a grant statement's author key must hold at its position); genesis
+ *   sets the grant policy.
+ * - Grant statements by an admin key go through the grant rules of
+ *   ledger-core ({@link GrantRegistry}, SPEC.md section 10), the same fold the
+ *   sequencer and verify-chain run: a `grant.proposed` adds an inactive grant;
+ *   it becomes active once k distinct admin principals other than the
+ *   proposer and the grantee co-sign its exact statement hash before the
+ *   co-signing deadline (k per tier); a `grant.reauthorized` moves the end of
+ *   the window once co-signed the same way; `grant.revoked` ends the grant
+ *   and every grant derived from it, for good.
+ * - Anything else is ignored. Statements the rules refuse change nothing and
+ *   are counted in `ignored`.
  *
  * Signatures, key validity and freshness were verified before the entry
- * reached the gate (sequencer, authority follower, verifier); this fold
- * re-checks what decides whether a grant counts. Never throws.
+ * reached the gate (sequencer, authority follower, verifier). Never throws.
  */
 export function evolve(state: GateState, event: AuthorityEvent): GateState {
   const statement = event.statement;
@@ -161,63 +170,30 @@ export function evolve(state: GateState, event: AuthorityEvent): GateState {
   if (Number.isSafeInteger(index) && index >= state.authoritySize) state.authoritySize = index + 1;
   const body = record(statement?.body);
   switch (statement?.type) {
-    case 'genesis':
+    case 'genesis': {
       if (Array.isArray(body.keys)) for (const key of body.keys) registerAdmin(state, record(key));
+      const policy = body.grantPolicy as GrantRegistry['policy'] | undefined;
+      if (policy !== undefined) state.registry.policy = policy;
       return state;
+    }
     case 'key.registered':
       registerAdmin(state, body);
       return state;
     case 'key.revoked':
       state.adminKeys.delete(str(body.keyId));
       return state;
-    case 'grant.proposed': {
-      const grantId = str(body.grantId);
-      if (!byAdmin(state, statement) || grantId === '' || state.grants.has(grantId)) break;
-      insert(state, {
-        grantId,
-        agentId: str(body.agentId),
-        actionType: str(body.actionType),
-        targetResource: str(body.targetResource),
-        recipient: str(body.recipient),
-        scope: str(body.scope),
-        notBefore: Date.parse(str(body.notBefore)),
-        expiresAt: Date.parse(str(body.expiresAt)),
-        effect: body.effect === 'block' ? 'block' : 'allow',
-        tier: typeof body.tier === 'number' ? body.tier : 0,
-        parentGrantId: typeof body.parentGrantId === 'string' ? body.parentGrantId : null,
-        proposalHash: event.statementHash,
-        proposedBy: statement.author.principal,
-        entry: index,
-        cosignedBy: null,
-        cosignEntry: null,
-        revoked: false,
-        revokedEntry: null,
-        reauthorizedEntry: null,
-      });
-      return state;
-    }
-    case 'grant.cosigned': {
-      const grant = state.grants.get(str(body.grantId));
-      if (grant === undefined || !byAdmin(state, statement) || body.grant !== grant.proposalHash || grant.revoked || grant.cosignedBy !== null) break;
-      if (statement.author.principal === grant.proposedBy) break;
-      grant.cosignedBy = statement.author.principal;
-      grant.cosignEntry = index;
-      if (grant.effect === 'allow') targetNode(state, grant).activeAllow += 1;
-      return state;
-    }
+    case 'grant.proposed':
+    case 'grant.cosigned':
+    case 'grant.reauthorized':
     case 'grant.revoked': {
-      const grant = state.grants.get(str(body.grantId));
-      if (grant === undefined || !byAdmin(state, statement) || grant.revoked) break;
-      if (isActive(grant) && grant.effect === 'allow') targetNode(state, grant).activeAllow -= 1;
-      grant.revoked = true;
-      grant.revokedEntry = index;
-      return state;
-    }
-    case 'grant.reauthorized': {
-      const grant = state.grants.get(str(body.grantId));
-      if (grant === undefined || !byAdmin(state, statement) || body.grant !== grant.proposalHash || grant.revoked) break;
-      grant.expiresAt = Date.parse(str(body.expiresAt));
-      grant.reauthorizedEntry = index;
+      if (!byAdmin(state, statement)) break;
+      let effect: GrantEffect;
+      try {
+        effect = state.registry.apply(statement, event.statementHash, index, event.sequencedAt);
+      } catch {
+        break;
+      }
+      follow(state, effect);
       return state;
     }
     default:
@@ -225,6 +201,62 @@ export function evolve(state: GateState, event: AuthorityEvent): GateState {
   }
   state.ignored += 1;
   return state;
+}
+
+/** Mirrors what the grant rules decided into the gate's lookup index. */
+function follow(state: GateState, effect: GrantEffect): void {
+  const entry = effect.grant;
+  switch (effect.kind) {
+    case 'proposed': {
+      const b = entry.body;
+      insert(state, {
+        grantId: b.grantId,
+        agentId: b.agentId,
+        actionType: b.actionType,
+        targetResource: b.targetResource,
+        recipient: b.recipient,
+        scope: b.scope,
+        notBefore: entry.notBefore,
+        expiresAt: entry.expiresAt,
+        effect: b.effect,
+        tier: b.tier,
+        parentGrantId: b.parentGrantId,
+        proposalHash: entry.proposal.hash,
+        proposedBy: entry.proposal.by,
+        entry: entry.proposal.index,
+        cosignedBy: null,
+        cosignEntry: null,
+        revoked: false,
+        revokedEntry: null,
+        reauthorizedEntry: null,
+      });
+      return;
+    }
+    case 'cosigned': {
+      const grant = state.grants.get(entry.grantId);
+      if (grant === undefined || !effect.effective) return;
+      if (effect.write.kind === 'reauthorization') {
+        grant.expiresAt = entry.expiresAt;
+        grant.reauthorizedEntry = effect.write.effectiveAt;
+        return;
+      }
+      grant.cosignedBy = effect.write.cosigners[effect.write.cosigners.length - 1] ?? null;
+      grant.cosignEntry = effect.write.effectiveAt;
+      if (grant.effect === 'allow') targetNode(state, grant).activeAllow += 1;
+      return;
+    }
+    case 'revoked':
+      for (const gone of effect.revoked) {
+        const grant = state.grants.get(gone.grantId);
+        if (grant === undefined || grant.revoked) continue;
+        if (isActive(grant) && grant.effect === 'allow') targetNode(state, grant).activeAllow -= 1;
+        grant.revoked = true;
+        grant.revokedEntry = gone.revokedAt;
+      }
+      return;
+    default:
+      return;
+  }
 }
 
 /**
@@ -299,9 +331,13 @@ export interface GrantFindings {
 }
 
 /**
- * Looks an operation up in the grant table. Only exact matches of all five
- * fields count; "first" means lowest authority index (insertion order).
- * Fills and returns `findings` (the caller's scratch) without allocating.
+ * Looks an operation up in the grant table. A grant matches when its agent
+ * and action equal the operation's and its resource, recipient and scope
+ * each equal or cover (a subtree pattern such as `payments/vendors/*`) the
+ * operation's; "first" means lowest authority index within one resource
+ * node, the exact resource before covering patterns, most specific first.
+ * Fills and returns `findings` (the caller's scratch) without allocating
+ * when the table holds no patterns.
  */
 export function findGrants(
   state: GateState,
@@ -313,26 +349,64 @@ export function findGrants(
   findings.allow = null;
   findings.expired = null;
   findings.nearMiss = false;
-  const { recipient, scope } = operation;
-  const node = state.byTarget.get(operation.agentId as string)?.get(operation.actionType as string)?.get(operation.targetResource as string);
-  if (node === undefined) return findings;
-  const sameRecipient = node.byRecipient.get(recipient as string);
-  let exactActiveAllow = 0;
-  if (sameRecipient !== undefined) {
-    // A non-finite `now` is no instant: no allow grant is in its window, and every block grant is (fail closed).
-    const known = Number.isFinite(now);
-    for (const grant of sameRecipient) {
-      if (grant.scope !== scope || !isActive(grant)) continue;
-      const inWindow = grant.notBefore <= now && now < grant.expiresAt;
-      if (grant.effect === 'block') {
-        if ((inWindow || !known) && findings.block === null) findings.block = grant;
-        continue;
-      }
-      exactActiveAllow += 1;
-      if (inWindow) findings.allow ??= grant;
-      else findings.expired ??= grant;
+  const byResource = state.byTarget.get(operation.agentId as string)?.get(operation.actionType as string);
+  if (byResource === undefined) return findings;
+  const resource = operation.targetResource as string;
+  let activeAllow = 0;
+  let matchingAllow = 0;
+  const exact = byResource.get(resource);
+  if (exact !== undefined) {
+    activeAllow += exact.activeAllow;
+    matchingAllow += scanNode(exact, operation, now, findings, state.patternGrants > 0);
+  }
+  if (state.patternGrants > 0 && typeof resource === 'string') {
+    for (const pattern of coveringPatterns(resource)) {
+      const node = byResource.get(pattern);
+      if (node === undefined) continue;
+      activeAllow += node.activeAllow;
+      matchingAllow += scanNode(node, operation, now, findings, true);
     }
   }
-  findings.nearMiss = node.activeAllow > exactActiveAllow;
+  findings.nearMiss = activeAllow > matchingAllow;
   return findings;
+}
+
+/** Scans one resource node for grants whose recipient and scope match; returns how many active allow grants matched. */
+function scanNode(
+  node: TargetNode,
+  operation: { readonly recipient: unknown; readonly scope: unknown },
+  now: number,
+  findings: GrantFindings,
+  patterns: boolean,
+): number {
+  const recipient = operation.recipient as string;
+  const scope = operation.scope as string;
+  let matched = 0;
+  if (!patterns) {
+    const list = node.byRecipient.get(recipient);
+    return list === undefined ? 0 : scanList(list, scope, now, findings, false);
+  }
+  for (const [grantRecipient, list] of node.byRecipient) {
+    if (typeof recipient === 'string' && covers(grantRecipient, recipient)) matched += scanList(list, scope, now, findings, true);
+  }
+  return matched;
+}
+
+function scanList(list: readonly GrantRecord[], scope: string, now: number, findings: GrantFindings, patterns: boolean): number {
+  // A non-finite `now` is no instant: no allow grant is in its window, and every block grant is (fail closed).
+  const known = Number.isFinite(now);
+  let matched = 0;
+  for (const grant of list) {
+    if (!isActive(grant)) continue;
+    if (grant.scope !== scope && !(patterns && typeof scope === 'string' && covers(grant.scope, scope))) continue;
+    const inWindow = grant.notBefore <= now && now < grant.expiresAt;
+    if (grant.effect === 'block') {
+      if ((inWindow || !known) && findings.block === null) findings.block = grant;
+      continue;
+    }
+    matched += 1;
+    if (inWindow) findings.allow ??= grant;
+    else findings.expired ??= grant;
+  }
+  return matched;
 }

@@ -27,6 +27,8 @@ export interface AuthorityEvent {
   readonly statement: Statement;
   readonly index: number;
   readonly statementHash: string;
+  /** Sequencer time of the entry, Unix ms: co-signing deadlines and lifetimes are judged on it. */
+  readonly sequencedAt: number;
 }
 
 /**

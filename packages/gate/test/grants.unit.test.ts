@@ -124,25 +124,31 @@ describe('grant lifecycle through evolve', () => {
     assert.equal(decidePayment(blockingState).outcome, 'verify_first');
   });
 
-  test('reauthorized: moves expiresAt of the grant it names by hash; an expired grant authorises again', () => {
+  test('reauthorized: moves expiresAt of the grant it names by hash once a second admin co-signs it; an expired grant authorises again', () => {
     const log = ledger();
     const proposed = log.propose(alice, 'g1', payment(), { from: NOW - 10 * DAY, until: NOW - DAY });
     log.cosign(bob, 'g1', proposed);
     const state = fold(log);
     assert.deepEqual([decidePayment(state).outcome, decidePayment(state).code], ['verify_first', 'GRANT_EXPIRED']);
+    const until = new Date(NOW + 20 * DAY).toISOString();
 
-    const wrongHash = log.say('grant.reauthorized', { grantId: 'g1', grant: '0'.repeat(64), expiresAt: new Date(NOW + 30 * DAY).toISOString() }, bob);
+    const wrongHash = log.say('grant.reauthorized', { grantId: 'g1', grant: '0'.repeat(64), expiresAt: until }, bob);
     evolve(state, wrongHash);
     assert.equal(decidePayment(state).code, 'GRANT_EXPIRED');
 
-    const byApprover = log.say('grant.reauthorized', { grantId: 'g1', grant: proposed.statementHash, expiresAt: new Date(NOW + 30 * DAY).toISOString() }, dana);
+    const byApprover = log.say('grant.reauthorized', { grantId: 'g1', grant: proposed.statementHash, expiresAt: until }, dana);
     evolve(state, byApprover);
     assert.equal(decidePayment(state).code, 'GRANT_EXPIRED');
 
-    evolve(state, log.say('grant.reauthorized', { grantId: 'g1', grant: proposed.statementHash, expiresAt: new Date(NOW + 30 * DAY).toISOString() }, bob));
+    const reauth = log.say('grant.reauthorized', { grantId: 'g1', grant: proposed.statementHash, expiresAt: until }, bob);
+    evolve(state, reauth);
+    assert.equal(decidePayment(state).code, 'GRANT_EXPIRED', 'a re-authorisation without a co-signature changes nothing');
+    evolve(state, log.say('grant.cosigned', { grantId: 'g1', grant: reauth.statementHash }, bob));
+    assert.equal(decidePayment(state).code, 'GRANT_EXPIRED', 'the re-authoriser cannot co-sign its own re-authorisation');
+    evolve(state, log.say('grant.cosigned', { grantId: 'g1', grant: reauth.statementHash }, alice));
     const d = decidePayment(state);
     assert.deepEqual([d.outcome, d.grantId, d.grantEntry], ['allow', 'g1', proposed.index]);
-    assert.equal(decidePayment(state, payment(), NOW + 31 * DAY).code, 'GRANT_EXPIRED');
+    assert.equal(decidePayment(state, payment(), NOW + 21 * DAY).code, 'GRANT_EXPIRED');
   });
 
   test('the window is [notBefore, expiresAt): not yet valid and just expired are GRANT_EXPIRED', () => {
@@ -165,8 +171,8 @@ describe('grant lifecycle through evolve', () => {
     assert.equal(decidePayment(state).grantId, 'g1');
     assert.equal(decidePayment(state, payment({ recipient: 'mallory-ltd' })).code, 'GRANT_MISMATCH');
     const before = JSON.stringify([...state.grants.values()]);
-    evolve(state, { statement: { ...first.statement, type: 'intake.rejected' } as unknown as AuthorityEvent['statement'], index: 99, statementHash: 'x' });
-    evolve(state, { statement: undefined as unknown as AuthorityEvent['statement'], index: 100, statementHash: 'y' });
+    evolve(state, { statement: { ...first.statement, type: 'intake.rejected' } as unknown as AuthorityEvent['statement'], index: 99, statementHash: 'x', sequencedAt: 0 });
+    evolve(state, { statement: undefined as unknown as AuthorityEvent['statement'], index: 100, statementHash: 'y', sequencedAt: 0 });
     assert.equal(JSON.stringify([...state.grants.values()]), before);
     assert.equal(state.authoritySize, 101);
   });

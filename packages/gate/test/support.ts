@@ -75,7 +75,7 @@ export class AuthorityLog {
   say<T extends StatementType>(type: T, body: BodyOf<T>, by: Author): AuthorityEvent {
     this.#at += 1000;
     const statement = createStatement(type, body, by, new Date(this.#at));
-    const event: AuthorityEvent = { statement, index: this.events.length, statementHash: statementHash(statement) };
+    const event: AuthorityEvent = { statement, index: this.events.length, statementHash: statementHash(statement), sequencedAt: this.#at };
     this.events.push(event);
     return event;
   }

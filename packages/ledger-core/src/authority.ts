@@ -5,6 +5,7 @@ import type { Role } from './roles.js';
 import { REQUIRED_ROLE, type BodyOf, type Statement } from './statements.js';
 import type { TrustRoot } from './trust-root.js';
 import { statementHash } from './statement.js';
+import { GrantRegistry, type GrantEffect } from './grants.js';
 
 /** What the genesis statement fixes for the life of the ledger. */
 export interface LedgerConfig {
@@ -56,8 +57,10 @@ export class AuthorityState {
   readonly trustRoot: TrustRoot;
   #config: LedgerConfig | undefined;
   readonly #keys = new Map<string, KeyRecord>();
-  /** Statement hash of each grant's proposal, by grant id: ids are unique on the ledger. */
-  readonly #grants = new Map<string, string>();
+  /** Roles each principal holds through any of its keys, ever (an agent principal never becomes an admin or approver). */
+  readonly #principalRoles = new Map<string, Set<Role>>();
+  /** The grant table's write-time rules and paper trail. */
+  readonly grants = new GrantRegistry();
   #size = 0;
 
   constructor(trustRoot: TrustRoot) {
@@ -136,40 +139,30 @@ export class AuthorityState {
 
   /**
    * Applies an authorized authority statement at authority index `index`
-   * (which must be the next one). Refuses registrations that the registry
-   * rules forbid.
+   * (which must be the next one), sequenced at `sequencedAt` (Unix ms).
+   * Refuses, changing nothing, what the registry and grant rules forbid.
+   * Returns what a grant statement did, else null.
    */
-  apply(statement: Statement, index: number): void {
+  apply(statement: Statement, index: number, sequencedAt: number): GrantEffect | null {
     if (index !== this.#size) fail(ReasonCode.INTEGRITY_FAILURE, `authority index ${index} applied out of order`);
+    let effect: GrantEffect | null = null;
     switch (statement.type) {
       case 'genesis': {
         const body = statement.body as BodyOf<'genesis'>;
-        this.#config = { origin: body.origin, eventPartitions: body.eventPartitions, freshnessMs: body.freshnessMs };
         for (const key of body.keys) this.#register(key, index);
+        this.#config = { origin: body.origin, eventPartitions: body.eventPartitions, freshnessMs: body.freshnessMs };
+        if (body.grantPolicy !== undefined) this.grants.policy = body.grantPolicy;
         break;
       }
       case 'key.registered':
         this.#register(statement.body as BodyOf<'key.registered'>, index);
         break;
-      case 'grant.proposed': {
-        const body = statement.body as BodyOf<'grant.proposed'>;
-        if (this.#grants.has(body.grantId)) fail(ReasonCode.POLICY_VIOLATION, `grant ${body.grantId} already exists`);
-        this.#grants.set(body.grantId, statementHash(statement));
-        break;
-      }
+      case 'grant.proposed':
       case 'grant.cosigned':
-      case 'grant.reauthorized': {
-        const body = statement.body as BodyOf<'grant.cosigned'>;
-        const proposal = this.#grants.get(body.grantId);
-        if (proposal === undefined) fail(ReasonCode.GRANT_MISSING, `no grant ${body.grantId}`);
-        if (proposal !== body.grant) fail(ReasonCode.GRANT_MISMATCH, `${statement.type} names other bytes than grant ${body.grantId}'s proposal`);
+      case 'grant.reauthorized':
+      case 'grant.revoked':
+        effect = this.grants.apply(statement, statementHash(statement), index, sequencedAt);
         break;
-      }
-      case 'grant.revoked': {
-        const body = statement.body as BodyOf<'grant.revoked'>;
-        if (!this.#grants.has(body.grantId)) fail(ReasonCode.GRANT_MISSING, `no grant ${body.grantId}`);
-        break;
-      }
       case 'key.revoked': {
         const body = statement.body as BodyOf<'key.revoked'>;
         const record = this.#keys.get(body.keyId);
@@ -182,6 +175,7 @@ export class AuthorityState {
         break;
     }
     this.#size += 1;
+    return effect;
   }
 
   #register(key: BodyOf<'key.registered'>, index: number): void {
@@ -192,9 +186,14 @@ export class AuthorityState {
     }
     const roles = new Set(key.roles);
     if (roles.size !== key.roles.length) fail(ReasonCode.SCHEMA_INVALID, 'a role is listed twice');
-    if (roles.has('agent') && (roles.has('admin') || roles.has('approver'))) {
-      fail(ReasonCode.POLICY_VIOLATION, 'an agent key cannot hold the admin or approver role');
+    // Separation of duties holds per principal, whatever its keys: an agent
+    // never holds the admin or approver role, nor an admin or approver the agent role.
+    const held = new Set([...(this.#principalRoles.get(key.principal) ?? []), ...roles]);
+    const agentKind = key.principal.startsWith('agent:');
+    if ((held.has('agent') || agentKind) && (held.has('admin') || held.has('approver'))) {
+      fail(ReasonCode.SEPARATION_OF_DUTIES, `${key.principal} cannot hold the agent role and the admin or approver role`);
     }
+    this.#principalRoles.set(key.principal, held);
     this.#keys.set(key.keyId, { keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: index, revokedAt: undefined });
   }
 }

@@ -71,3 +71,5 @@ export {
   readLineBatches,
 } from './bundle.js';
 export type { BundleHeader, BundleLine, PartitionSummary, LineBatch } from './bundle.js';
+export { GrantRegistry, DEFAULT_GRANT_POLICY, covers, isPattern, coveringPatterns, grantInForce } from './grants.js';
+export type { GrantPolicy, GrantEntry, GrantEffect, PendingWrite } from './grants.js';

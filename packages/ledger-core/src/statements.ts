@@ -73,6 +73,14 @@ export const BODY_SCHEMAS = {
     rootKeys: z.array(KeyId).min(1).max(32),
     rootThreshold: z.number().int().min(1).max(32),
     keys: z.array(KeyGrant).min(1).max(1000),
+    /** Grant rules per tier 0-4 (SPEC.md section 10); absent means DEFAULT_GRANT_POLICY. */
+    grantPolicy: z
+      .strictObject({
+        cosigners: z.array(z.number().int().min(1).max(16)).length(5),
+        maxLifetimeMs: z.array(z.number().int().min(60_000).max(3_650 * 86_400_000)).length(5),
+        cosignWindowMs: z.number().int().min(1000).max(30 * 86_400_000),
+      })
+      .optional(),
   }),
   'key.registered': KeyGrant,
   'key.revoked': z.strictObject({ keyId: KeyId, reason: ShortText }),

@@ -257,7 +257,7 @@ export class LedgerFold {
       const statement = entry.statement;
       if (statement === null) this.#fail(ReasonCode.INTEGRITY_FAILURE, `${entry.type} does not belong on the authority stream`);
       this.#authority.authorize(statement, entry.signers, entry.index);
-      this.#authority.apply(statement, entry.index);
+      this.#authority.apply(statement, entry.index, entry.sequencedAtMs);
       this.#replay.authority(entry, statement);
       const config = this.#authority.config;
       if (statement.type === 'genesis' && config !== undefined && this.#declared.length !== config.eventPartitions + 1) {

@@ -74,7 +74,7 @@ export class AuthorityFollower implements AuthorityView {
     const entry = EntrySchema.parse(parseStrictJson(value.toString('utf8'))) as unknown as Entry;
     if (entry.index < Math.max(skipBelow, this.#state.size)) return;
     try {
-      this.#state.apply(entry.envelope.statement, entry.index);
+      this.#state.apply(entry.envelope.statement, entry.index, Date.parse(entry.sequencedAt));
     } catch (err) {
       this.#failure = err as Error;
       throw err;

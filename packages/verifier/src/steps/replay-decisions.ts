@@ -89,7 +89,7 @@ export class DecisionReplay {
 
   /** Folds an authority entry (already authorised and applied to the registry). */
   authority(entry: EntryResult, statement: Statement): void {
-    this.#authority.push({ statement, index: entry.index, statementHash: entry.statementHash ?? '' });
+    this.#authority.push({ statement, index: entry.index, statementHash: entry.statementHash ?? '', sequencedAt: entry.sequencedAtMs });
     this.#authorityTimes.push(entry.sequencedAtMs);
   }
 

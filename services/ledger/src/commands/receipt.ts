@@ -100,7 +100,7 @@ export function verifyReceipt(text: string, trustRoot: ReturnType<typeof readTru
     const genesisCanonical = canonicalJson(receipt.genesis.statement);
     if (receipt.genesis.statement.type !== 'genesis') throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'receipt genesis is not a genesis statement');
     authority.authorize(receipt.genesis.statement, verifyEnvelopeSignatures(receipt.genesis, genesisCanonical, nodeEd25519), 0);
-    authority.apply(receipt.genesis.statement, 0);
+    authority.apply(receipt.genesis.statement, 0, 0);
     const verifiers: NoteVerifier[] = [...authority.keys()]
       .filter((k) => k.roles.includes('sequencer'))
       .map((k) => ({ name: trustRoot.origin, publicKey: fromHex(k.keyId, 32), verify: (pk, m, s) => nodeEd25519.verify(pk, m, s) }));

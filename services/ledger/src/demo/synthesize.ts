@@ -110,7 +110,7 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
     const envelope = signStatement(statement, [signer, ...extraSigners], ed);
     const entry = sequence(envelope);
     const hash = statementHash(statement);
-    if (entry.partition === 0) gateState = evolve(gateState, { statement, index: entry.index, statementHash: hash });
+    if (entry.partition === 0) gateState = evolve(gateState, { statement, index: entry.index, statementHash: hash, sequencedAt: Date.parse(entry.sequencedAt) });
     return { entry, hash };
   };
 

@@ -25,7 +25,7 @@ export const DEFAULT_DEADLINES_MS: Readonly<Record<number, number>> = { 0: 60_00
 /** The pure gate's Decider functions (packages/gate), injected so the worker holds no policy of its own. */
 export interface GateDecider<S = unknown> {
   initialState(): S;
-  evolve(state: S, event: { statement: Statement; index: number; statementHash: string }): S;
+  evolve(state: S, event: { statement: Statement; index: number; statementHash: string; sequencedAt: number }): S;
   decide(
     command: { now: number; channel: BodyOf<'proposal.submitted'>['channel']; context: { environment?: string; crisis?: boolean; [key: string]: unknown }; proposal: BodyOf<'proposal.submitted'> },
     state: S,
@@ -88,7 +88,7 @@ export class GateWorker {
     this.#follower = follower;
     this.#settings = settings;
     follower.onEntry((entry, hash) => {
-      this.#state = this.#decider.evolve(this.#state, { statement: entry.envelope.statement, index: entry.index, statementHash: hash });
+      this.#state = this.#decider.evolve(this.#state, { statement: entry.envelope.statement, index: entry.index, statementHash: hash, sequencedAt: Date.parse(entry.sequencedAt) });
     });
   }
 

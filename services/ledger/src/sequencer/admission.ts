@@ -82,7 +82,7 @@ export function admit(
       if (window === null) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the ledger has no genesis yet');
       window.admit(statement.id, Date.parse(statement.issuedAt), nowMs);
     }
-    if (partition === 0) authority.apply(statement, authorityIndex);
+    if (partition === 0) authority.apply(statement, authorityIndex, nowMs);
     return { kind: 'admitted', envelope, canonical };
   } catch (err) {
     if (!(err instanceof LedgerError)) throw err;

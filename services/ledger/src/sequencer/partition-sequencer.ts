@@ -123,7 +123,7 @@ export class PartitionSequencer {
       const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
       chain.replay(entry);
       const statement = entry.envelope.statement;
-      if (this.partition === 0) authority.apply(statement, entry.index);
+      if (this.partition === 0) authority.apply(statement, entry.index, Date.parse(entry.sequencedAt));
       const freshnessMs = this.partition === 0 ? authority.config?.freshnessMs : this.#authorityView?.current().state.config?.freshnessMs;
       if (freshnessMs !== undefined) {
         window ??= new ReplayWindow(freshnessMs);
@@ -196,7 +196,7 @@ export class PartitionSequencer {
           envelope = this.#rejection(result.code, result.detail, result.agentId, result.input, now);
           this.#ensureWindow()?.admit(envelope.statement.id, now, now);
           // Every authority-stream entry advances the registry's index, rejections included.
-          if (this.partition === 0) this.#authority.apply(envelope.statement, this.#chain.size);
+          if (this.partition === 0) this.#authority.apply(envelope.statement, this.#chain.size, now);
           rejected += 1;
         }
         // Partition 0 cites its own index; events cite the committed authority size.
