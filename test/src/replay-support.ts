@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { statementHash, type BodyOf, type Entry, type Signer, type Statement } from '@agent-ledger/core';
+import { decide, evolve, initialState, type GateDecision, type GateState } from '@agent-ledger/gate';
+import { RulesScreener, applyScreening, isScreened, screeningPolicy, screeningStatement, type ScreenResult } from '@agent-ledger/screen';
+import { newSigner } from '@agent-ledger/ledger';
+import { verifyBundle, type VerificationReport, type VerifyOptions } from '@agent-ledger/verifier';
+import { TestLedger } from './fixtures.js';
+
+// Helpers for decision-replay tests: the gate's decisions as the live worker
+// signs them, over a hand-built ledger, and the verifier's verdict on it.
+
+export type Posted = { entry: Entry; hash: string };
+
+export async function verify(ledger: TestLedger, options: VerifyOptions = {}): Promise<VerificationReport> {
+  ledger.sealAll();
+  return verifyBundle([`${ledger.lines().join('\n')}\n`], ledger.trustRoot, { workers: 0, ...options });
+}
+
+export function assertFailsAt(report: VerificationReport, code: string, at: Entry): void {
+  assert.equal(report.ok, false, 'expected a failure');
+  assert.deepEqual(
+    { code: report.failure?.code, partition: report.failure?.partition, index: report.failure?.index },
+    { code, partition: at.partition, index: at.index },
+    report.failure?.message,
+  );
+}
+
+export function assertValid(report: VerificationReport): void {
+  assert.equal(report.failure, null, report.failure?.message);
+  assert.equal(report.ok, true);
+}
+
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The pure gate as the live gate worker runs it, over the test ledger's authority stream. */
+export function gateState(ledger: TestLedger, size: number): GateState {
+  let state = initialState();
+  for (const line of ledger.lines()) {
+    const parsed = JSON.parse(line) as { kind: string; partition?: number; index?: number; sequencedAt?: string; envelope?: { statement: Statement } };
+    if (parsed.kind !== 'entry' || parsed.partition !== 0 || (parsed.index as number) >= size) continue;
+    const statement = parsed.envelope?.statement as Statement;
+    state = evolve(state, { statement, index: parsed.index as number, statementHash: statementHash(statement), sequencedAt: Date.parse(parsed.sequencedAt as string) });
+  }
+  return state;
+}
+
+export const screener = new RulesScreener();
+
+/** The gate's decision as the worker makes it: the pure gate, then the rules screener where it applies. */
+export function gateDecides(ledger: TestLedger, proposal: Posted, authorityIndex: number = ledger.authoritySize): GateDecision & { screening: ScreenResult | null } {
+  const body = proposal.entry.envelope.statement.body as BodyOf<'proposal.submitted'>;
+  const gated = decide({ now: Date.parse(proposal.entry.sequencedAt), channel: body.channel, context: body.context, proposal: body }, gateState(ledger, authorityIndex));
+  if (!isScreened(gated)) return { ...gated, screening: null };
+  const screening = screener.screenNow({ proposal: body, proposalHash: proposal.hash, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
+  return { ...applyScreening(gated, screeningPolicy(gated.tier, screening.verdict)), screening };
+}
+
+export type DecisionBody = BodyOf<'decision.recorded'>;
+
+/** Signs the gate's first decision as the worker does (classification, decision, request), with optional forged fields. */
+export function recordDecision(
+  ledger: TestLedger,
+  proposal: Posted,
+  forged: Partial<DecisionBody> = {},
+  options: { approvalsRequired?: number; deadlineMs?: number } = {},
+): { decision: Posted; request: Posted | null; deadline: string; expected: GateDecision & { screening: ScreenResult | null } } {
+  const authorityIndex = forged.authorityIndex ?? ledger.authoritySize;
+  const expected = gateDecides(ledger, proposal, authorityIndex);
+  const agentId = ledger.agent.principal;
+  if (expected.screening !== null) ledger.say('screening.verdict', screeningStatement(expected.screening, agentId, proposal.hash), ledger.gate);
+  ledger.say('classification.recorded', { agentId, proposal: proposal.hash, tier: expected.tier, risk: expected.risk, rules: expected.reasons.slice(0, 256) }, ledger.gate);
+  const body: DecisionBody = {
+    agentId,
+    proposal: proposal.hash,
+    outcome: expected.outcome,
+    code: expected.code,
+    tier: expected.tier,
+    risk: expected.risk,
+    authorityIndex,
+    grantId: expected.grantId,
+    grantEntry: expected.grantEntry,
+    ...forged,
+  };
+  const decision = ledger.say('decision.recorded', body, ledger.gate);
+  const deadline = iso(ledger.clock + (options.deadlineMs ?? 1_000));
+  let request: Posted | null = null;
+  if (body.outcome === 'verify_first') {
+    request = ledger.say(
+      'confirmation.requested',
+      { agentId, proposal: proposal.hash, tier: body.tier, deadline, approvalsRequired: options.approvalsRequired ?? (body.tier === 4 ? 2 : 1), channels: ['cli', 'web'] },
+      ledger.gate,
+    );
+  }
+  return { decision, request, deadline, expected };
+}
+
+export function respond(ledger: TestLedger, proposal: Posted, request: Posted, answer: 'approve' | 'deny', approver: Signer = ledger.approver): Posted {
+  return ledger.say('human.response', { agentId: ledger.agent.principal, proposal: proposal.hash, request: request.hash, answer, assurance: 'self_signed', platformIdentity: null }, approver);
+}
+
+export function finalDecision(ledger: TestLedger, proposal: Posted, tier: number, outcome: 'allow' | 'deny', code: DecisionBody['code']): Posted {
+  return ledger.say(
+    'decision.recorded',
+    { agentId: ledger.agent.principal, proposal: proposal.hash, outcome, code, tier: tier as 0, risk: 0, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null },
+    ledger.gate,
+  );
+}
+
+export function timeout(ledger: TestLedger, proposal: Posted, request: Posted, deadline: string): Posted {
+  return ledger.say('timeout.recorded', { agentId: ledger.agent.principal, proposal: proposal.hash, request: request.hash, deadline }, ledger.gate);
+}
+
+/** An allow grant (tier 3) for the fixture's payment, proposed by one admin and co-signed by another. */
+export function writeGrant(ledger: TestLedger, grantId: string, effect: 'allow' | 'block' = 'allow'): Posted {
+  const proposed = ledger.say(
+    'grant.proposed',
+    {
+      grantId,
+      agentId: ledger.agent.principal,
+      actionType: 'payment.send',
+      targetResource: 'payments/vendors/acme',
+      recipient: 'acme-corp',
+      scope: 'invoice:2026-11',
+      notBefore: iso(ledger.clock - 60_000),
+      expiresAt: iso(ledger.clock + 86_400_000),
+      effect,
+      tier: 3,
+      parentGrantId: null,
+    },
+    ledger.admin,
+  );
+  ledger.say('grant.cosigned', { grantId, grant: proposed.hash }, ledger.admin2);
+  return proposed;
+}
+
+export const SAFE = { tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command: 'ls -la' } };
+export const CRITICAL = { tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command: 'kill -9 -1' } };
+
+/** A second approver, registered on the authority stream. */
+export function secondApprover(ledger: TestLedger): Signer {
+  const eli = newSigner('approver:eli');
+  ledger.say('key.registered', { keyId: eli.keyId, principal: eli.principal, roles: ['approver'] }, ledger.admin);
+  return eli;
+}
+
