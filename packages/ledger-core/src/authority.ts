@@ -178,7 +178,35 @@ export class AuthorityState {
     return effect;
   }
 
-  #register(key: BodyOf<'key.registered'>, index: number): void {
+  /**
+   * Runs the registry and grant rules {@link apply} would run for an
+   * authorized statement at the next index, at time `now`, without applying
+   * it: the API refuses with the same ReasonCode the sequencer would record.
+   * The sequencer's verdict still decides (the log may move in between).
+   */
+  check(statement: Statement, now: number): void {
+    switch (statement.type) {
+      case 'key.registered':
+        this.#register(statement.body as BodyOf<'key.registered'>, this.#size, false);
+        return;
+      case 'key.revoked': {
+        const record = this.#keys.get((statement.body as BodyOf<'key.revoked'>).keyId);
+        if (record === undefined) fail(ReasonCode.KEY_UNKNOWN, 'revocation of a key that was never registered');
+        if (record.revokedAt !== undefined) fail(ReasonCode.KEY_REVOKED, 'key is already revoked');
+        return;
+      }
+      case 'grant.proposed':
+      case 'grant.cosigned':
+      case 'grant.reauthorized':
+      case 'grant.revoked':
+        this.grants.check(statement, statementHash(statement), this.#size, now);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #register(key: BodyOf<'key.registered'>, index: number, commit = true): void {
     const check = checkKeyOnce(key.keyId);
     if (!check.ok) fail(ReasonCode.WEAK_KEY, `key ${key.keyId.slice(0, 16)} refused: ${check.reason}`);
     if (this.#keys.has(key.keyId) || this.trustRoot.rootKeys.includes(key.keyId)) {
@@ -193,6 +221,7 @@ export class AuthorityState {
     if ((held.has('agent') || agentKind) && (held.has('admin') || held.has('approver'))) {
       fail(ReasonCode.SEPARATION_OF_DUTIES, `${key.principal} cannot hold the agent role and the admin or approver role`);
     }
+    if (!commit) return;
     this.#principalRoles.set(key.principal, held);
     this.#keys.set(key.keyId, { keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: index, revokedAt: undefined });
   }

@@ -139,17 +139,29 @@ export class GrantRegistry {
    * rule forbids it.
    */
   apply(statement: Statement, hash: string, index: number, sequencedAt: number): GrantEffect {
+    return this.#run(statement, hash, index, sequencedAt, true) as GrantEffect;
+  }
+
+  /**
+   * Runs every check of {@link apply} without applying anything: the API
+   * refuses a statement the sequencer would refuse before it reaches the log.
+   */
+  check(statement: Statement, hash: string, index: number, sequencedAt: number): void {
+    this.#run(statement, hash, index, sequencedAt, false);
+  }
+
+  #run(statement: Statement, hash: string, index: number, sequencedAt: number, commit: boolean): GrantEffect | null {
     if (!Number.isFinite(sequencedAt)) fail(ReasonCode.INTEGRITY_FAILURE, 'grant statement without a sequencing time');
     const by = statement.author.principal;
     switch (statement.type) {
       case 'grant.proposed':
-        return this.#propose(statement.body as BodyOf<'grant.proposed'>, by, hash, index, sequencedAt);
+        return this.#propose(statement.body as BodyOf<'grant.proposed'>, by, hash, index, sequencedAt, commit);
       case 'grant.cosigned':
-        return this.#cosign(statement.body as BodyOf<'grant.cosigned'>, by, index, sequencedAt);
+        return this.#cosign(statement.body as BodyOf<'grant.cosigned'>, by, index, sequencedAt, commit);
       case 'grant.reauthorized':
-        return this.#reauthorize(statement.body as BodyOf<'grant.reauthorized'>, by, hash, index, sequencedAt);
+        return this.#reauthorize(statement.body as BodyOf<'grant.reauthorized'>, by, hash, index, sequencedAt, commit);
       case 'grant.revoked':
-        return this.#revoke(statement.body as BodyOf<'grant.revoked'>, index);
+        return this.#revoke(statement.body as BodyOf<'grant.revoked'>, index, commit);
       default:
         return fail(ReasonCode.INTEGRITY_FAILURE, `${statement.type} is not a grant statement`);
     }
@@ -162,7 +174,7 @@ export class GrantRegistry {
     }
   }
 
-  #propose(body: BodyOf<'grant.proposed'>, by: string, hash: string, index: number, at: number): GrantEffect {
+  #propose(body: BodyOf<'grant.proposed'>, by: string, hash: string, index: number, at: number, commit: boolean): GrantEffect | null {
     if (this.#grants.has(body.grantId)) fail(ReasonCode.POLICY_VIOLATION, `grant ${body.grantId} already exists`);
     if (by === body.agentId) fail(ReasonCode.SEPARATION_OF_DUTIES, `${by} proposes a grant for itself`);
     for (const field of ['actionType', 'targetResource', 'recipient', 'scope'] as const) {
@@ -181,6 +193,7 @@ export class GrantRegistry {
       if (!grantInForce(parent)) fail(ReasonCode.GRANT_MISSING, `parent grant ${body.parentGrantId} is not in force`);
       checkAttenuation(parent, body, notBefore, expiresAt);
     }
+    if (!commit) return null;
     const proposal: PendingWrite = {
       kind: 'proposal', hash, grantId: body.grantId, by, index, deadline: at + this.policy.cosignWindowMs, expiresAt, cosigners: [], cosignEntries: [], effectiveAt: null,
     };
@@ -193,7 +206,7 @@ export class GrantRegistry {
     return { kind: 'proposed', grant };
   }
 
-  #cosign(body: BodyOf<'grant.cosigned'>, by: string, index: number, at: number): GrantEffect {
+  #cosign(body: BodyOf<'grant.cosigned'>, by: string, index: number, at: number, commit: boolean): GrantEffect | null {
     const grant = this.#grants.get(body.grantId);
     if (grant === undefined) fail(ReasonCode.GRANT_MISSING, `no grant ${body.grantId}`);
     const named = this.#writes.get(body.grant);
@@ -209,6 +222,7 @@ export class GrantRegistry {
     if (at > write.deadline) {
       fail(ReasonCode.STALE_APPROVAL, `co-signature sequenced after the ${write.kind}'s deadline ${new Date(write.deadline).toISOString()}`);
     }
+    if (!commit) return null;
     write.cosigners.push(by);
     write.cosignEntries.push(index);
     const needed = this.policy.cosigners[grant.body.tier] ?? 1;
@@ -220,7 +234,7 @@ export class GrantRegistry {
     return { kind: 'cosigned', grant, write, effective };
   }
 
-  #reauthorize(body: BodyOf<'grant.reauthorized'>, by: string, hash: string, index: number, at: number): GrantEffect {
+  #reauthorize(body: BodyOf<'grant.reauthorized'>, by: string, hash: string, index: number, at: number, commit: boolean): GrantEffect | null {
     const grant = this.#grants.get(body.grantId);
     if (grant === undefined) fail(ReasonCode.GRANT_MISSING, `no grant ${body.grantId}`);
     if (body.grant !== grant.proposal.hash) fail(ReasonCode.GRANT_MISMATCH, `re-authorisation names other bytes than grant ${body.grantId}'s proposal`);
@@ -233,6 +247,7 @@ export class GrantRegistry {
     if (parent !== undefined && expiresAt > parent.expiresAt) {
       fail(ReasonCode.DELEGATION_WIDENS, `re-authorisation outlives parent grant ${parent.grantId}`);
     }
+    if (!commit) return null;
     const write: PendingWrite = {
       kind: 'reauthorization', hash, grantId: body.grantId, by, index, deadline: at + this.policy.cosignWindowMs, expiresAt, cosigners: [], cosignEntries: [], effectiveAt: null,
     };
@@ -241,10 +256,11 @@ export class GrantRegistry {
     return { kind: 'reauthorization', grant, write };
   }
 
-  #revoke(body: BodyOf<'grant.revoked'>, index: number): GrantEffect {
+  #revoke(body: BodyOf<'grant.revoked'>, index: number, commit: boolean): GrantEffect | null {
     const grant = this.#grants.get(body.grantId);
     if (grant === undefined) fail(ReasonCode.GRANT_MISSING, `no grant ${body.grantId}`);
     if (grant.revokedAt !== null) fail(ReasonCode.POLICY_VIOLATION, `grant ${body.grantId} was already revoked at authority index ${grant.revokedAt}`);
+    if (!commit) return null;
     const revoked: GrantEntry[] = [];
     const stack = [grant];
     while (stack.length > 0) {

@@ -101,6 +101,8 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     const signers = verifyEnvelopeSignatures(envelope, canonicalJson(statement), nodeEd25519);
     const { state, size } = deps.follower.current();
     state.authorize(statement, signers, size);
+    // Registry and grant rules (four eyes, lifetimes, delegation...): refused here with the code the sequencer would record.
+    state.check(statement, Date.now());
     const partition = partitionOf(statement, deps.eventPartitions);
     await deps.bus.publish([{ topic: deps.topics.intake, partition, key: (statement.body as { agentId?: string }).agentId ?? null, value: JSON.stringify(envelope) }]);
     submitted.inc({ type: statement.type });

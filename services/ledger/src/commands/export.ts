@@ -1,5 +1,5 @@
 import { createKafkaBus } from '@agent-ledger/kafka';
-import { MerkleAccumulator, fromHex, nodeEd25519, sequencerNoteSigner, toBase64 } from '@agent-ledger/core';
+import { MerkleAccumulator, fromHex, nodeEd25519, sequencerNoteSigner, toBase64, type Entry } from '@agent-ledger/core';
 import { BundleFileWriter } from '../bundle-writer.js';
 import { Exit } from '../cli-error.js';
 import { parseEntry } from '../gate/gate-worker.js';
@@ -8,7 +8,8 @@ import { entryLocation, topicNames } from '../topics.js';
 
 /**
  * `ledger export --out BUNDLE`: writes the committed log, every partition
- * through its newest checkpoint, as a bundle (SPEC.md section 8) that
+ * through its newest checkpoint (an events partition through the newest one
+ * whose entries cite only exported authority entries), as a bundle (SPEC.md section 8) that
  * `ledger verify-chain BUNDLE --trust-root .ledger/trust-root.json` checks
  * offline. Reads with read_committed: nothing aborted or in flight is exported.
  */
@@ -21,6 +22,7 @@ export async function exportCommand(options: { out: string; home?: string }): Pr
   try {
     const summaries = [];
     let total = 0;
+    let authoritySize = 0;
     for (let p = 0; p < partitions; p++) {
       const checkpoints: { size: number; note: string }[] = [];
       for await (const record of bus.readRange(topics.checkpoints, p, '0')) {
@@ -32,15 +34,30 @@ export async function exportCommand(options: { out: string; home?: string }): Pr
       let next = 0;
       if (size > 0) {
         const { topic, partition } = entryLocation(topics, p);
+        // Events entries cite the authority index they were admitted at. The
+        // authority stream was cut at its newest checkpoint first; an events
+        // partition is cut at its newest checkpoint whose entries all cite
+        // an authority index inside that cut, so every citation resolves.
+        let segment: Entry[] = [];
+        let citesBeyond = false;
         for await (const record of bus.readRange(topic, partition, '0')) {
           const entry = parseEntry(record.value);
-          if (entry.index !== tree.size) continue;
-          writer.entry(entry);
-          tree.append(fromHex(entry.hash, 32));
+          if (entry.index !== tree.size + segment.length) continue;
+          segment.push(entry);
+          if (p !== 0 && entry.authorityIndex > authoritySize) citesBeyond = true;
+          const sealed = tree.size + segment.length;
+          if (checkpoints[next]?.size !== sealed) continue;
+          if (citesBeyond) break;
+          for (const e of segment) {
+            writer.entry(e);
+            tree.append(fromHex(e.hash, 32));
+          }
+          segment = [];
           while (checkpoints[next] !== undefined && checkpoints[next]?.size === tree.size) writer.checkpoint(p, (checkpoints[next++] as { note: string }).note);
           if (tree.size === size) break;
         }
       }
+      if (p === 0) authoritySize = tree.size;
       total += tree.size;
       summaries.push({ partition: p, size: tree.size, checkpoints: next, root: toBase64(tree.root()) });
     }

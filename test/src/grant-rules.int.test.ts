@@ -1,0 +1,181 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { LedgerError } from '@agent-ledger/refusals';
+import { createKafkaBus } from '@agent-ledger/kafka';
+import { verifyBundle } from '@agent-ledger/verifier';
+import { LedgerClient } from '@agent-ledger/client';
+import { EntrySchema, parseStrictJson, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
+import { exportCommand, newSigner, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
+import { clientFor, eventually, freshHome, getJson, proposal, start, type Signer } from './live.js';
+
+// The grant rules on the running ledger (real broker and Postgres): each
+// attack is refused live, by the API with the rule's ReasonCode and, when it
+// bypasses the API, by the sequencer as a signed intake.rejected entry; the
+// gate never lets a revoked, unco-signed or conflicting grant allow a call;
+// and the log with every refusal on it still verifies offline.
+
+const DAY = 86_400_000;
+const iso = (ms: number): string => new Date(ms).toISOString();
+/** The grant a verified decision cites. */
+const grantOf = (d: { entry: Entry }): string | null => (d.entry.envelope.statement.body as BodyOf<'decision.recorded'>).grantId;
+type GrantBody = BodyOf<'grant.proposed'>;
+
+describe('grant rules, live', { timeout: 240_000 }, () => {
+  let home: LedgerHome;
+  let running: RunningLedger;
+  let alice: LedgerClient;
+  let bob: LedgerClient;
+  let billing: LedgerClient;
+
+  before(async () => {
+    home = freshHome();
+    running = await start(home);
+    alice = clientFor(home, running, 'admin-alice');
+    bob = clientFor(home, running, 'admin-bob');
+    billing = clientFor(home, running, 'agent-billing-bot');
+  });
+  after(async () => {
+    await running?.stop();
+  });
+
+  const op = { agentId: 'agent:billing-bot', actionType: 'payment.send', targetResource: 'payments/vendors/acme', recipient: 'acme-corp', scope: 'invoice:2026-11' };
+  const pay = (overrides: Partial<BodyOf<'proposal.submitted'>> = {}) =>
+    proposal({ tool: 'payments', actionType: op.actionType, targetResource: op.targetResource, recipient: op.recipient, scope: op.scope, args: { amountUsd: 1200 }, query: 'pay the invoice', ...overrides });
+  const grant = (grantId: string, overrides: Partial<GrantBody> = {}): GrantBody => ({
+    grantId, ...op, notBefore: iso(Date.now() - 60_000), expiresAt: iso(Date.now() + DAY), effect: 'allow', tier: 3, parentGrantId: null, ...overrides,
+  });
+
+  /** Submits an authority statement and waits until the gate's view of the authority stream includes it. */
+  async function write(client: LedgerClient, envelope: Envelope): Promise<string> {
+    const before = running.follower.current().size;
+    const { statementHash } = await client.submit(envelope);
+    await running.follower.waitFor(before + 1);
+    return statementHash;
+  }
+
+  async function refused(promise: Promise<unknown>, code: string): Promise<void> {
+    await assert.rejects(promise, (err: unknown) => err instanceof LedgerError && err.code === code, `expected ${code}`);
+  }
+
+  /** A signer registered now by alice (a key on the authority stream). */
+  async function registered(principal: string, roles: BodyOf<'key.registered'>['roles']): Promise<Signer> {
+    const signer = newSigner(principal);
+    await write(alice, alice.sign('key.registered', { keyId: signer.keyId, principal, roles }));
+    return signer;
+  }
+
+  type Enforcement = { proposalHash: string; outcome: string; code: string | null; grantId: string | null };
+  /** The gate's first decision on a payment (a verify_first stays pending for a human; this does not wait for one). */
+  async function firstDecision(body: ReturnType<typeof pay>): Promise<Enforcement> {
+    const { statementHash } = await billing.propose(body);
+    return eventually(async () => {
+      const { body: list } = await getJson<{ records: Enforcement[] }>(running, '/v1/enforcement?agentId=agent:billing-bot&limit=50');
+      return list.records.find((r) => r.proposalHash === statementHash);
+    }, 30_000, 'the first decision');
+  }
+
+  const as = (signer: Signer): LedgerClient => new LedgerClient({ baseUrl: running.apiUrl as string, signer, deciderKeys: [home.key('gate').keyId] });
+
+  test('a self-grant is refused with SEPARATION_OF_DUTIES', async () => {
+    await refused(alice.submit(alice.sign('grant.proposed', grant('self', { agentId: 'admin:alice' }))), 'SEPARATION_OF_DUTIES');
+  });
+
+  test('one principal with two keys counts once; the proposer never co-signs', async () => {
+    const bob2 = as(await registered('admin:bob', ['admin']));
+    const alice2 = as(await registered('admin:alice', ['admin']));
+    // Tier 4 needs two co-signers under the default policy.
+    const hash = await write(alice, alice.sign('grant.proposed', grant('two-keys', { tier: 4, expiresAt: iso(Date.now() + 2 * DAY) })));
+    await refused(alice2.submit(alice2.sign('grant.cosigned', { grantId: 'two-keys', grant: hash })), 'SEPARATION_OF_DUTIES');
+    await write(bob, bob.sign('grant.cosigned', { grantId: 'two-keys', grant: hash }));
+    await refused(bob2.submit(bob2.sign('grant.cosigned', { grantId: 'two-keys', grant: hash })), 'SEPARATION_OF_DUTIES');
+    const grantRow = running.follower.current().state.grants.grant('two-keys');
+    assert.equal(grantRow?.proposal.effectiveAt, null, 'one distinct co-signer of two: not in force');
+  });
+
+  test('a co-signature over different bytes is refused with GRANT_MISMATCH', async () => {
+    await write(alice, alice.sign('grant.proposed', grant('bytes')));
+    const other = await write(alice, alice.sign('grant.proposed', grant('bytes-other', { scope: 'invoice:2026-12' })));
+    await refused(bob.submit(bob.sign('grant.cosigned', { grantId: 'bytes', grant: other })), 'GRANT_MISMATCH');
+  });
+
+  test('a co-signature by a revoked key is refused with KEY_REVOKED', async () => {
+    const carolKey = await registered('admin:carol', ['admin']);
+    const carol = as(carolKey);
+    const hash = await write(alice, alice.sign('grant.proposed', grant('revoked-cosigner')));
+    await write(alice, alice.sign('key.revoked', { keyId: carolKey.keyId, reason: 'key compromised' }));
+    await refused(carol.submit(carol.sign('grant.cosigned', { grantId: 'revoked-cosigner', grant: hash })), 'KEY_REVOKED');
+  });
+
+  test('delegation: a subset is derived and allows; a widening is refused; revoking the parent ends the child', async () => {
+    const parent = await write(alice, alice.sign('grant.proposed', grant('parent', { targetResource: 'payments/vendors/*', scope: 'invoice:*', expiresAt: iso(Date.now() + 5 * DAY) })));
+    await write(bob, bob.sign('grant.cosigned', { grantId: 'parent', grant: parent }));
+    await refused(alice.submit(alice.sign('grant.proposed', grant('wide', { parentGrantId: 'parent', scope: '*' }))), 'DELEGATION_WIDENS');
+    await refused(alice.submit(alice.sign('grant.proposed', grant('long', { parentGrantId: 'parent', expiresAt: iso(Date.now() + 6 * DAY) }))), 'DELEGATION_WIDENS');
+    const child = await write(alice, alice.sign('grant.proposed', grant('child', { parentGrantId: 'parent' })));
+    await write(bob, bob.sign('grant.cosigned', { grantId: 'child', grant: child }));
+
+    const allowed = await billing.proposeAndWait(pay(), 30_000);
+    assert.deepEqual([allowed.outcome, grantOf(allowed)], ['allow', 'child']);
+    await write(bob, bob.sign('grant.revoked', { grantId: 'parent', reason: 'vendor offboarded' }));
+    const after = await firstDecision(pay());
+    assert.deepEqual([after.outcome, after.code, after.grantId], ['verify_first', 'GRANT_MISSING', null], 'a grant used after its (parent\'s) revocation authorises nothing');
+    await refused(bob.submit(bob.sign('grant.cosigned', { grantId: 'child', grant: child })), 'POLICY_VIOLATION');
+  });
+
+  test('a re-authorisation without a co-signature extends nothing; co-signed, it does', async () => {
+    const hash = await write(alice, alice.sign('grant.proposed', grant('short', { scope: 'invoice:2026-10', expiresAt: iso(Date.now() + 2_000) })));
+    await write(bob, bob.sign('grant.cosigned', { grantId: 'short', grant: hash }));
+    const reauth = await write(bob, bob.sign('grant.reauthorized', { grantId: 'short', grant: hash, expiresAt: iso(Date.now() + 10 * DAY) }));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const expired = await firstDecision(pay({ scope: 'invoice:2026-10' }));
+    assert.deepEqual([expired.outcome, expired.code], ['verify_first', 'GRANT_EXPIRED']);
+    await refused(bob.submit(bob.sign('grant.cosigned', { grantId: 'short', grant: reauth })), 'SEPARATION_OF_DUTIES');
+    await write(alice, alice.sign('grant.cosigned', { grantId: 'short', grant: reauth }));
+    const renewed = await billing.proposeAndWait(pay({ scope: 'invoice:2026-10' }), 30_000);
+    assert.deepEqual([renewed.outcome, grantOf(renewed)], ['allow', 'short']);
+  });
+
+  test('conflicting grants: the block grant wins over an allow grant for the same operation', async () => {
+    const scope = 'invoice:2026-09';
+    const allow = await write(alice, alice.sign('grant.proposed', grant('conflict-allow', { scope })));
+    await write(bob, bob.sign('grant.cosigned', { grantId: 'conflict-allow', grant: allow }));
+    const block = await write(bob, bob.sign('grant.proposed', grant('conflict-block', { scope, effect: 'block' })));
+    await write(alice, alice.sign('grant.cosigned', { grantId: 'conflict-block', grant: block }));
+    const decision = await billing.proposeAndWait(pay({ scope }), 30_000);
+    assert.deepEqual([decision.outcome, decision.code, grantOf(decision)], ['block', 'GRANT_BLOCKED', 'conflict-block']);
+  });
+
+  test('past the API, the sequencer refuses the same attack as a signed intake.rejected entry', async () => {
+    const envelope = alice.sign('grant.proposed', grant('bypass', { agentId: 'admin:alice' }));
+    const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: 'grant-bypass' });
+    const topics = topicNames(home.config.topicPrefix);
+    const before = running.follower.current().size;
+    try {
+      await bus.publish([{ topic: topics.intake, partition: 0, key: null, value: JSON.stringify(envelope) }]);
+      await running.follower.waitFor(before + 1);
+      let rejection: Entry | undefined;
+      // Offsets are not indexes (transaction markers take offsets too): find the entry by its index.
+      for await (const record of bus.readRange(topics.authority, 0, '0')) {
+        const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
+        if (entry.index === before) rejection = entry;
+      }
+      const statement = rejection?.envelope.statement;
+      assert.equal(statement?.type, 'intake.rejected');
+      assert.equal((statement?.body as BodyOf<'intake.rejected'>).code, 'SEPARATION_OF_DUTIES');
+      assert.equal(running.follower.current().state.grants.grant('bypass'), undefined);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  test('the log, with every refusal on it, verifies offline', async () => {
+    await running.follower.waitFor(running.follower.current().size);
+    const out = join(home.dir, 'grants.ndjson');
+    assert.equal(await exportCommand({ out, home: home.dir }), 0);
+    const report = await verifyBundle(createReadStream(out), home.trustRoot, { workers: 1 });
+    assert.equal(report.failure, null, report.failure?.message);
+    assert.ok(report.ok);
+  });
+});
