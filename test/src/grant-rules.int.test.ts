@@ -7,7 +7,7 @@ import { createKafkaBus } from '@agent-ledger/kafka';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { LedgerClient } from '@agent-ledger/client';
 import { EntrySchema, parseStrictJson, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
-import { exportCommand, newSigner, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
+import { exportCommand, newSigner, rotateRootCommand, topicNames, writeKeyFile, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { clientFor, eventually, freshHome, getJson, proposal, start, type Signer } from './live.js';
 
 // The grant rules on the running ledger (real broker and Postgres): each
@@ -168,6 +168,42 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
     } finally {
       await bus.close();
     }
+  });
+
+  test('after an admin key compromise, a root rotation revokes it and registers a replacement; the old key is refused', async () => {
+    const dir = home.dir;
+    const next = [1, 2, 3].map((n) => {
+      const signer = newSigner(`root:next-${n}`);
+      writeKeyFile(join(dir, 'keys', `root-next-${n}.key`), signer);
+      return join(dir, 'keys', `root-next-${n}.key`);
+    });
+    const erin = newSigner('admin:erin');
+    writeKeyFile(join(dir, 'keys', 'admin-erin.key'), erin);
+    const before = running.follower.current().size;
+    const code = await rotateRootCommand({
+      rootKey: [home.keyPath('root-1'), home.keyPath('root-2')],
+      newRootKey: next,
+      threshold: 2,
+      revoke: [home.key('admin-bob').keyId],
+      register: [`${join(dir, 'keys', 'admin-erin.key')}=admin`],
+      reason: 'admin:bob key compromised',
+      submit: true,
+      api: running.apiUrl as string,
+      home: dir,
+    });
+    assert.equal(code, 0);
+    await running.follower.waitFor(before + 1);
+    assert.deepEqual(running.follower.current().state.roots.keys.length, 3);
+    const hash = await write(alice, alice.sign('grant.proposed', grant('after-rotation', { scope: 'invoice:2026-08' })));
+    await refused(bob.submit(bob.sign('grant.cosigned', { grantId: 'after-rotation', grant: hash })), 'KEY_REVOKED');
+    await write(as(erin), as(erin).sign('grant.cosigned', { grantId: 'after-rotation', grant: hash }));
+    const decision = await billing.proposeAndWait(pay({ scope: 'invoice:2026-08' }), 30_000);
+    assert.deepEqual([decision.outcome, grantOf(decision)], ['allow', 'after-rotation']);
+    // The replaced roots can no longer rotate.
+    await assert.rejects(
+      rotateRootCommand({ rootKey: [home.keyPath('root-1'), home.keyPath('root-2')], newRootKey: [home.keyPath('root-3')], threshold: 1, revoke: [], register: [], reason: 'take back', submit: true, api: running.apiUrl as string, home: dir }),
+      (err: unknown) => err instanceof LedgerError && err.code === 'KEY_UNKNOWN',
+    );
   });
 
   test('the log, with every refusal on it, verifies offline', async () => {

@@ -288,3 +288,61 @@ test('an agent principal never holds the admin or approver role, on any of its k
   const adminAsAgent = l3.say('key.registered', { keyId: agentKey.keyId, principal: 'admin:alice', roles: ['agent'] }, l3.admin);
   assertFailsAt(await verify(l3), 'SEPARATION_OF_DUTIES', adminAsAgent.entry);
 });
+
+/** A rotation body: `roots` become the root set (threshold 2); `extra` revokes and registers keys. */
+function rotation(roots: readonly Signer[], extra: Partial<BodyOf<'root.rotated'>> = {}): BodyOf<'root.rotated'> {
+  return { rootKeys: roots.map((r) => r.keyId), rootThreshold: 2, revokeKeys: [], registerKeys: [], reason: 'annual rotation', ...extra };
+}
+
+test('trust-root rotation: signed by a threshold of the old and of the new roots, it can revoke a compromised admin and register a new one', async () => {
+  const { ledger } = ledgerWith();
+  const next = [newSigner('root:a'), newSigner('root:b'), newSigner('root:c')];
+  const erin = newSigner('admin:erin');
+  const [r0, r1] = ledger.roots as [Signer, Signer];
+  ledger.say('root.rotated', rotation(next, { revokeKeys: [ledger.admin2.keyId], registerKeys: [{ keyId: erin.keyId, principal: erin.principal, roles: ['admin'] }], reason: 'bob\'s key compromised' }), r0, { extraSigners: [r1, next[0] as Signer, next[1] as Signer] });
+  const p = propose(ledger, grant(ledger, 'g1'));
+  cosign(ledger, 'g1', p.hash, erin);
+  assert.equal(recordDecision(ledger, pay(ledger)).expected.grantId, 'g1', 'the admin registered by the rotation co-signs');
+  // A second rotation by the new set alone (old = new here) is fine.
+  ledger.say('root.rotated', rotation(next.slice(0, 2)), next[0] as Signer, { extraSigners: [next[1] as Signer] });
+  assertValid(await verify(ledger));
+
+  const after = cosign(ledger, 'g1', p.hash);
+  assertFailsAt(await verify(ledger), 'KEY_REVOKED', after.entry);
+});
+
+test('trust-root rotation without the old threshold, without the new one, or by a replaced root set fails at its index', async () => {
+  const next = [newSigner('root:a'), newSigner('root:b')];
+  {
+    const { ledger } = ledgerWith();
+    const onlyOld = ledger.say('root.rotated', rotation(next), ledger.roots[0] as Signer, { extraSigners: [ledger.roots[1] as Signer] });
+    assertFailsAt(await verify(ledger), 'INVALID_SIGNATURE', onlyOld.entry);
+  }
+  {
+    const { ledger } = ledgerWith();
+    const onlyNew = ledger.say('root.rotated', rotation(next), next[0] as Signer, { extraSigners: [next[1] as Signer, ledger.roots[0] as Signer] });
+    assertFailsAt(await verify(ledger), 'INVALID_SIGNATURE', onlyNew.entry);
+  }
+  {
+    const { ledger } = ledgerWith();
+    const [r0, r1] = ledger.roots as [Signer, Signer];
+    ledger.say('root.rotated', rotation(next), r0, { extraSigners: [r1, next[0] as Signer, next[1] as Signer] });
+    // The replaced roots take their power back: they are only "new" keys here, the current threshold is missing.
+    const stale = ledger.say('root.rotated', rotation([r0, r1]), r0, { extraSigners: [r1] });
+    assertFailsAt(await verify(ledger), 'INVALID_SIGNATURE', stale.entry);
+    // ...or name a third set: signatures by keys that are neither current nor new.
+    const { ledger: l2 } = ledgerWith();
+    const [s0, s1] = l2.roots as [Signer, Signer];
+    l2.say('root.rotated', rotation(next), s0, { extraSigners: [s1, next[0] as Signer, next[1] as Signer] });
+    const third = [newSigner('root:x'), newSigner('root:y')];
+    const hijack = l2.say('root.rotated', rotation(third), s0, { extraSigners: [s1, third[0] as Signer, third[1] as Signer] });
+    assertFailsAt(await verify(l2), 'KEY_UNKNOWN', hijack.entry);
+  }
+  {
+    const { ledger } = ledgerWith();
+    const [r0, r1] = ledger.roots as [Signer, Signer];
+    const agentAdmin = newSigner('agent:billing-bot');
+    const bad = ledger.say('root.rotated', rotation(next, { registerKeys: [{ keyId: agentAdmin.keyId, principal: agentAdmin.principal, roles: ['admin'] }] }), r0, { extraSigners: [r1, next[0] as Signer, next[1] as Signer] });
+    assertFailsAt(await verify(ledger), 'SEPARATION_OF_DUTIES', bad.entry);
+  }
+});

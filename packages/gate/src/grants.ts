@@ -147,7 +147,7 @@ function byAdmin(state: GateState, statement: Statement): boolean {
  * For speed it MUTATES the state it is given and returns that same object;
  * callers that need the state before the event must not share it.
  *
- * - `genesis`, `key.registered`, `key.revoked` maintain the admin keys (the
+ * - `genesis`, `key.registered`, `key.revoked`, `root.rotated` maintain the admin keys (the
  *   role a grant statement's author key must hold at its position); genesis
  *   sets the grant policy.
  * - Grant statements by an admin key go through the grant rules of
@@ -181,6 +181,10 @@ export function evolve(state: GateState, event: AuthorityEvent): GateState {
       return state;
     case 'key.revoked':
       state.adminKeys.delete(str(body.keyId));
+      return state;
+    case 'root.rotated':
+      if (Array.isArray(body.revokeKeys)) for (const keyId of body.revokeKeys) state.adminKeys.delete(str(keyId));
+      if (Array.isArray(body.registerKeys)) for (const key of body.registerKeys) registerAdmin(state, record(key));
       return state;
     case 'grant.proposed':
     case 'grant.cosigned':

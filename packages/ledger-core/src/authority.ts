@@ -61,10 +61,21 @@ export class AuthorityState {
   readonly #principalRoles = new Map<string, Set<Role>>();
   /** The grant table's write-time rules and paper trail. */
   readonly grants = new GrantRegistry();
+  /** The root set in force: the pinned one until a `root.rotated` replaces it. */
+  #roots: { readonly keys: readonly string[]; readonly threshold: number };
+  /** Every key that was ever a root key (never registered as an ordinary key). */
+  readonly #everRoot: Set<string>;
   #size = 0;
 
   constructor(trustRoot: TrustRoot) {
     this.trustRoot = trustRoot;
+    this.#roots = { keys: [...trustRoot.rootKeys], threshold: trustRoot.threshold };
+    this.#everRoot = new Set(trustRoot.rootKeys);
+  }
+
+  /** The root keys and threshold in force now. */
+  get roots(): { readonly keys: readonly string[]; readonly threshold: number } {
+    return this.#roots;
   }
 
   /** Ledger configuration, once genesis is applied. */
@@ -95,6 +106,10 @@ export class AuthorityState {
   authorize(statement: Statement, signerKeyIds: readonly string[], atIndex: number): void {
     const role = REQUIRED_ROLE[statement.type];
     if (role === 'root') {
+      if (statement.type === 'root.rotated') {
+        this.#authorizeRotation(statement as Statement<'root.rotated'>, signerKeyIds, atIndex);
+        return;
+      }
       if (this.#size !== 0 || atIndex !== 0) fail(ReasonCode.INTEGRITY_FAILURE, 'genesis appears after the start of the authority stream');
       this.#authorizeGenesis(statement as Statement<'genesis'>, signerKeyIds);
       return;
@@ -118,6 +133,28 @@ export class AuthorityState {
       const body = statement.body as BodyOf<'proposal.submitted'>;
       if (body.agentId !== statement.author.principal) fail(ReasonCode.KEY_ROLE, 'an agent proposes only for itself');
     }
+  }
+
+  /**
+   * A rotation needs the current root threshold from the current root keys
+   * and the new threshold from the new keys (a key in both sets counts in
+   * both), no other signer, and an author among the signers.
+   */
+  #authorizeRotation(statement: Statement<'root.rotated'>, signerKeyIds: readonly string[], atIndex: number): void {
+    if (this.#config === undefined || atIndex !== this.#size) fail(ReasonCode.INTEGRITY_FAILURE, 'root.rotated outside the authority stream after genesis');
+    const body = statement.body;
+    const current = new Set(this.#roots.keys);
+    const next = new Set(body.rootKeys);
+    if (next.size !== body.rootKeys.length) fail(ReasonCode.SCHEMA_INVALID, 'a new root key is listed twice');
+    if (body.rootThreshold > next.size) fail(ReasonCode.POLICY_VIOLATION, `threshold ${body.rootThreshold} above ${next.size} new root keys`);
+    for (const keyId of signerKeyIds) {
+      if (!current.has(keyId) && !next.has(keyId)) fail(ReasonCode.KEY_UNKNOWN, `root.rotated signed by ${keyId.slice(0, 16)}, neither a current nor a new root key`);
+    }
+    if (!signerKeyIds.includes(statement.author.keyId)) fail(ReasonCode.INVALID_SIGNATURE, 'the author key did not sign the rotation');
+    const old = signerKeyIds.filter((k) => current.has(k)).length;
+    const fresh = signerKeyIds.filter((k) => next.has(k)).length;
+    if (old < this.#roots.threshold) fail(ReasonCode.INVALID_SIGNATURE, `rotation carries ${old} current root signatures, ${this.#roots.threshold} needed`);
+    if (fresh < body.rootThreshold) fail(ReasonCode.INVALID_SIGNATURE, `rotation carries ${fresh} new root signatures, ${body.rootThreshold} needed`);
   }
 
   #authorizeGenesis(statement: Statement<'genesis'>, signerKeyIds: readonly string[]): void {
@@ -157,6 +194,9 @@ export class AuthorityState {
       case 'key.registered':
         this.#register(statement.body as BodyOf<'key.registered'>, index);
         break;
+      case 'root.rotated':
+        this.#rotate(statement.body as BodyOf<'root.rotated'>, index);
+        break;
       case 'grant.proposed':
       case 'grant.cosigned':
       case 'grant.reauthorized':
@@ -189,6 +229,9 @@ export class AuthorityState {
       case 'key.registered':
         this.#register(statement.body as BodyOf<'key.registered'>, this.#size, false);
         return;
+      case 'root.rotated':
+        this.#rotate(statement.body as BodyOf<'root.rotated'>, this.#size, false);
+        return;
       case 'key.revoked': {
         const record = this.#keys.get((statement.body as BodyOf<'key.revoked'>).keyId);
         if (record === undefined) fail(ReasonCode.KEY_UNKNOWN, 'revocation of a key that was never registered');
@@ -206,11 +249,44 @@ export class AuthorityState {
     }
   }
 
-  #register(key: BodyOf<'key.registered'>, index: number, commit = true): void {
-    const check = checkKeyOnce(key.keyId);
-    if (!check.ok) fail(ReasonCode.WEAK_KEY, `key ${key.keyId.slice(0, 16)} refused: ${check.reason}`);
-    if (this.#keys.has(key.keyId) || this.trustRoot.rootKeys.includes(key.keyId)) {
-      fail(ReasonCode.POLICY_VIOLATION, `key ${key.keyId.slice(0, 16)} is already registered`);
+  /** Applies a rotation: checks everything first, then revokes, registers and replaces the root set. */
+  #rotate(body: BodyOf<'root.rotated'>, index: number, commit = true): void {
+    for (const keyId of body.rootKeys) {
+      if (this.#keys.has(keyId)) fail(ReasonCode.POLICY_VIOLATION, `new root key ${keyId.slice(0, 16)} is a registered key`);
+      const check = checkKeyOnce(keyId);
+      if (!check.ok) fail(ReasonCode.WEAK_KEY, `root key ${keyId.slice(0, 16)} refused: ${check.reason}`);
+    }
+    const revoked = new Set<string>();
+    for (const keyId of body.revokeKeys) {
+      const record = this.#keys.get(keyId);
+      if (record === undefined) fail(ReasonCode.KEY_UNKNOWN, 'revocation of a key that was never registered');
+      if (record.revokedAt !== undefined || revoked.has(keyId)) fail(ReasonCode.KEY_REVOKED, 'key is already revoked');
+      revoked.add(keyId);
+    }
+    const fresh = new Set<string>();
+    const byPrincipal = new Map<string, Role[]>();
+    for (const key of body.registerKeys) {
+      if (fresh.has(key.keyId) || body.rootKeys.includes(key.keyId)) fail(ReasonCode.POLICY_VIOLATION, `key ${key.keyId.slice(0, 16)} listed twice`);
+      fresh.add(key.keyId);
+      this.#register(key, index, false);
+      byPrincipal.set(key.principal, [...(byPrincipal.get(key.principal) ?? []), ...key.roles]);
+    }
+    // The keys of one principal together obey separation of duties too.
+    for (const [principal, roles] of byPrincipal) this.#register({ keyId: '', principal, roles: [...new Set(roles)] }, index, false, true);
+    if (!commit) return;
+    for (const keyId of revoked) (this.#keys.get(keyId) as KeyRecord).revokedAt = index;
+    for (const key of body.registerKeys) this.#register(key, index);
+    for (const keyId of body.rootKeys) this.#everRoot.add(keyId);
+    this.#roots = { keys: [...body.rootKeys], threshold: body.rootThreshold };
+  }
+
+  #register(key: BodyOf<'key.registered'>, index: number, commit = true, rolesOnly = false): void {
+    if (!rolesOnly) {
+      const check = checkKeyOnce(key.keyId);
+      if (!check.ok) fail(ReasonCode.WEAK_KEY, `key ${key.keyId.slice(0, 16)} refused: ${check.reason}`);
+      if (this.#keys.has(key.keyId) || this.#everRoot.has(key.keyId)) {
+        fail(ReasonCode.POLICY_VIOLATION, `key ${key.keyId.slice(0, 16)} is already registered`);
+      }
     }
     const roles = new Set(key.roles);
     if (roles.size !== key.roles.length) fail(ReasonCode.SCHEMA_INVALID, 'a role is listed twice');

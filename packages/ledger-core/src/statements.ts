@@ -83,6 +83,19 @@ export const BODY_SCHEMAS = {
       .optional(),
   }),
   'key.registered': KeyGrant,
+  /**
+   * A new trust-root set, signed by a threshold of the current root keys AND
+   * a threshold of the new ones (SPEC.md section 10.6). It may also revoke
+   * keys and register new ones in the same breath: the recovery path when
+   * admin keys are compromised.
+   */
+  'root.rotated': z.strictObject({
+    rootKeys: z.array(KeyId).min(1).max(32),
+    rootThreshold: z.number().int().min(1).max(32),
+    revokeKeys: z.array(KeyId).max(64),
+    registerKeys: z.array(KeyGrant).max(64),
+    reason: ShortText,
+  }),
   'key.revoked': z.strictObject({ keyId: KeyId, reason: ShortText }),
   'grant.proposed': z.strictObject({
     grantId: ShortText,
@@ -221,6 +234,7 @@ export const AUTHORITY_TYPES: ReadonlySet<StatementType> = new Set<StatementType
   'genesis',
   'key.registered',
   'key.revoked',
+  'root.rotated',
   'grant.proposed',
   'grant.cosigned',
   'grant.revoked',
@@ -235,6 +249,7 @@ export const REQUIRED_ROLE: Readonly<Record<StatementType, Role | 'root'>> = {
   genesis: 'root',
   'key.registered': Role.admin,
   'key.revoked': Role.admin,
+  'root.rotated': 'root',
   'grant.proposed': Role.admin,
   'grant.cosigned': Role.admin,
   'grant.revoked': Role.admin,

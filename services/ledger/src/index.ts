@@ -21,3 +21,4 @@ export { prng } from './demo/scenarios.js';
 export { FatigueFold, DEFAULT_FATIGUE, MAX_MIN_READ_MS, MAX_SUGGESTED_TIER, READING_UNIT_BYTES, fatigueSettingsFromEnv, minimumReadingMs, operationBytes } from './gate/fatigue.js';
 export type { FatigueSettings, FatigueSignal } from './gate/fatigue.js';
 export { approveCommand, parseSessionDuration, sessionGrant, MAX_SESSION_MS, MAX_BATCH_TIER } from './commands/approve.js';
+export { rotateRootCommand } from './commands/rotate-root.js';

@@ -9,6 +9,7 @@ import { exportCommand } from './commands/export.js';
 import { driveCommand, initCommand, serveCommand } from './commands/live.js';
 import { gateEvaluateCommand } from './commands/gate-evaluate.js';
 import { approveCommand, type ApproveOptions } from './commands/approve.js';
+import { rotateRootCommand, type RotateRootOptions } from './commands/rotate-root.js';
 
 function wholeNumber(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number');
@@ -144,6 +145,21 @@ gate
   .description('decide scenarios (one JSON object or an array) and print one JSON decision line per scenario, in order')
   .requiredOption('--scenario <file>', 'scenario JSON file')
   .action(run((opts: { scenario: string }) => gateEvaluateCommand(opts.scenario)));
+
+program
+  .command('rotate-root')
+  .description('sign a trust-root rotation with current and new root keys, optionally revoking and registering keys (recovery after a key compromise)')
+  .requiredOption('--root-key <file>', 'current root key file (repeat; at least the current threshold)', collect, [])
+  .requiredOption('--new-root-key <file>', 'new root key file (repeat; all of them form the new set and sign)', collect, [])
+  .requiredOption('--threshold <m>', 'new root threshold', wholeNumber)
+  .option('--revoke <keyId>', 'key id to revoke in the same statement (repeat)', collect, [])
+  .option('--register <file=roles>', 'key file to register with its roles, e.g. erin.key=admin (repeat)', collect, [])
+  .requiredOption('--reason <text>', 'why (recorded on the ledger)')
+  .option('--out <file>', 'write the signed envelope')
+  .option('--submit', 'submit it to the installation\'s API')
+  .option('--api <url>', 'API base URL (default: the installation\'s)')
+  .option('--home <dir>', 'installation directory')
+  .action(run((opts: RotateRootOptions) => rotateRootCommand(opts)));
 
 program
   .command('schemas')
