@@ -151,7 +151,7 @@ function byAdmin(state: GateState, statement: Statement): boolean {
  *   role a grant statement's author key must hold at its position); genesis
  *   sets the grant policy.
  * - Grant statements by an admin key go through the grant rules of
- *   ledger-core ({@link GrantRegistry}, SPEC.md section 10), the same fold the
+ *   ledger-core ({@link GrantRegistry}, SPEC.md section 7.2), the same fold the
  *   sequencer and verify-chain run: a `grant.proposed` adds an inactive grant;
  *   it becomes active once k distinct admin principals other than the
  *   proposer and the grantee co-sign its exact statement hash before the

@@ -2,7 +2,7 @@ import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import type { BodyOf, Statement } from './statements.js';
 
 /**
- * The write-time rules of the grant table (SPEC.md section 10), one fold used
+ * The write-time rules of the grant table (SPEC.md section 7.2), one fold used
  * by the sequencer (which refuses a violating statement as `intake.rejected`),
  * the gate (whose table decides), the projector and verify-chain (which fails
  * at the first violating index). A statement that breaks a rule throws a

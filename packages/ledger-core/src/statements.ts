@@ -73,7 +73,7 @@ export const BODY_SCHEMAS = {
     rootKeys: z.array(KeyId).min(1).max(32),
     rootThreshold: z.number().int().min(1).max(32),
     keys: z.array(KeyGrant).min(1).max(1000),
-    /** Grant rules per tier 0-4 (SPEC.md section 10); absent means DEFAULT_GRANT_POLICY. */
+    /** Grant rules per tier 0-4 (SPEC.md section 7.2); absent means DEFAULT_GRANT_POLICY. */
     grantPolicy: z
       .strictObject({
         cosigners: z.array(z.number().int().min(1).max(16)).length(5),
@@ -85,7 +85,7 @@ export const BODY_SCHEMAS = {
   'key.registered': KeyGrant,
   /**
    * A new trust-root set, signed by a threshold of the current root keys AND
-   * a threshold of the new ones (SPEC.md section 10.6). It may also revoke
+   * a threshold of the new ones (SPEC.md section 7.1). It may also revoke
    * keys and register new ones in the same breath: the recovery path when
    * admin keys are compromised.
    */

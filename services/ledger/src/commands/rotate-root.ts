@@ -27,7 +27,7 @@ export interface RotateRootOptions {
 
 /**
  * `ledger rotate-root`: signs a `root.rotated` statement with the current
- * root keys and the new ones (SPEC.md section 10.6), optionally revoking and
+ * root keys and the new ones (SPEC.md section 7.1), optionally revoking and
  * registering keys in the same statement (the recovery path after an admin
  * key compromise), and writes and/or submits it. The ledger accepts it only
  * with the current threshold of current root signatures and the new
