@@ -206,3 +206,69 @@ describe('grant lifecycle through evolve', () => {
     assert.deepEqual([d.outcome, d.grantId, d.grantEntry], ['allow', 'g1', 7]);
   });
 });
+
+describe('grant rules shared with the ledger: patterns, k of n, delegation, cascade', () => {
+  /** A grant body for the fixture payment with `overrides`, valid [NOW - DAY, NOW + DAY). */
+  function body(grantId: string, overrides: Record<string, unknown> = {}) {
+    return {
+      grantId, ...operationOf(payment()), notBefore: new Date(NOW - DAY).toISOString(), expiresAt: new Date(NOW + DAY).toISOString(),
+      effect: 'allow' as const, tier: 3, parentGrantId: null as string | null, ...overrides,
+    };
+  }
+  function write(log: AuthorityLog, grantId: string, overrides: Record<string, unknown> = {}): AuthorityEvent {
+    const proposed = log.say('grant.proposed', body(grantId, overrides), alice);
+    log.cosign(bob, grantId, proposed);
+    return proposed;
+  }
+
+  test('a subtree pattern covers values below its prefix, and only those', () => {
+    const log = ledger();
+    write(log, 'vendors', { targetResource: 'payments/vendors/*', scope: 'invoice:*' });
+    const state = fold(log);
+    const covered = decidePayment(state, payment({ targetResource: 'payments/vendors/globex', scope: 'invoice:2027-01' }));
+    assert.deepEqual([covered.outcome, covered.grantId], ['allow', 'vendors']);
+    for (const targetResource of ['payments/vendors', 'payments/vendorsX/acme', 'payments/other/acme']) {
+      assert.equal(decidePayment(state, payment({ targetResource })).grantId, null, targetResource);
+    }
+    assert.equal(decidePayment(state, payment({ scope: 'invoice' })).grantId, null);
+  });
+
+  test('a pattern grant with another recipient is a near miss (GRANT_MISMATCH); a block pattern beats an exact allow', () => {
+    const log = ledger();
+    write(log, 'other', { targetResource: 'payments/*', recipient: 'globex-inc' });
+    const miss = decidePayment(fold(log));
+    assert.deepEqual([miss.outcome, miss.code], ['verify_first', 'GRANT_MISMATCH']);
+    write(log, 'exact');
+    write(log, 'freeze', { targetResource: 'payments/vendors/*', recipient: '*', scope: '*', effect: 'block' });
+    const blocked = decidePayment(fold(log));
+    assert.deepEqual([blocked.outcome, blocked.code, blocked.grantId], ['block', 'GRANT_BLOCKED', 'freeze']);
+  });
+
+  test('tier 4 needs two distinct co-signers under the default policy; genesis can change the count', () => {
+    const log = ledger();
+    const proposed = log.say('grant.proposed', body('t4', { tier: 4 }), alice);
+    log.cosign(bob, 't4', proposed);
+    const state = fold(log);
+    assert.equal(grantStatus(state, 't4'), 'proposed');
+    evolve(state, log.cosign(mallory, 't4', proposed));
+    assert.equal(grantStatus(state, 't4'), 'proposed', 'mallory is no admin: her co-signature is ignored');
+    assert.equal(state.ignored, 1);
+    const carol = author('admin:carol');
+    evolve(state, log.say('key.registered', { keyId: carol.keyId, principal: carol.principal, roles: ['admin'] }, alice));
+    evolve(state, log.cosign(carol, 't4', proposed));
+    assert.equal(grantStatus(state, 't4'), 'active');
+  });
+
+  test('revoking a parent revokes the grants derived from it; a widening child never enters the table', () => {
+    const log = ledger();
+    write(log, 'parent', { targetResource: 'payments/vendors/*' });
+    write(log, 'child', { parentGrantId: 'parent' });
+    log.say('grant.proposed', body('wide', { parentGrantId: 'parent', targetResource: 'payments/*' }), alice);
+    const state = fold(log);
+    assert.equal(grantStatus(state, 'wide'), undefined);
+    assert.equal(decidePayment(state).grantId, 'child');
+    evolve(state, log.say('grant.revoked', { grantId: 'parent', reason: 'vendor offboarded' }, bob));
+    assert.equal(grantStatus(state, 'child'), 'revoked');
+    assert.deepEqual([decidePayment(state).outcome, decidePayment(state).code], ['verify_first', 'GRANT_MISSING']);
+  });
+});
