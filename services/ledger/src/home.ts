@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
-import { EnvelopeSchema, createStatement, nodeEd25519, parseStrictJson, signStatement, type Envelope, type Role, type Signer, type TrustRoot } from '@agent-ledger/core';
+import { BODY_SCHEMAS, EnvelopeSchema, createStatement, nodeEd25519, parseStrictJson, signStatement, type BodyOf, type Envelope, type Role, type Signer, type TrustRoot } from '@agent-ledger/core';
 import { newSigner, readKeyFile, writeKeyFile } from './keys.js';
 import { formatTrustRoot, readTrustRoot } from './trust-root-file.js';
 import { ChannelsConfigSchema } from './notify/channels-config.js';
@@ -130,11 +130,28 @@ export class LedgerHome {
 }
 
 /**
+ * Reads a grant policy file (genesis `grantPolicy`, SPEC.md section 7.2):
+ * `{"cosigners": [k0..k4], "maxLifetimeMs": [ms0..ms4], "cosignWindowMs": ms}`.
+ * Strict JSON and the genesis schema; anything else is SCHEMA_INVALID.
+ */
+export function readGrantPolicy(path: string): NonNullable<BodyOf<'genesis'>['grantPolicy']> {
+  const parsed = BODY_SCHEMAS.genesis.shape.grantPolicy.unwrap().safeParse(parseStrictJson(readFileSync(path, 'utf8')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'not a grant policy'}`);
+  }
+  return parsed.data;
+}
+
+/**
  * `ledger init`: creates keys for the local principals, three root keys, a
  * genesis signed by two of them that registers everyone else, the trust root
  * and the configuration. Refuses to overwrite an existing installation.
  */
-export function initHome(dir: string, options: { origin?: string; eventPartitions?: number; force?: boolean; topicPrefix?: string; pgUrl?: string; apiPort?: number } = {}): LedgerHome {
+export function initHome(
+  dir: string,
+  options: { origin?: string; eventPartitions?: number; force?: boolean; topicPrefix?: string; pgUrl?: string; apiPort?: number; grantPolicy?: BodyOf<'genesis'>['grantPolicy'] } = {},
+): LedgerHome {
   if (LedgerHome.exists(dir) && options.force !== true) return LedgerHome.open(dir);
   mkdirSync(join(dir, 'keys'), { recursive: true });
   chmodSync(dir, 0o700);
@@ -157,7 +174,8 @@ export function initHome(dir: string, options: { origin?: string; eventPartition
   // meet each other's offsets, chains or rows.
   const installation = randomBytes(4).toString('hex');
   const freshnessMs = 300_000;
-  const statement = createStatement('genesis', { origin, eventPartitions, freshnessMs, rootKeys: trustRoot.rootKeys, rootThreshold: 2, keys }, roots[0] as Signer);
+  const grantPolicy = options.grantPolicy === undefined ? {} : { grantPolicy: options.grantPolicy };
+  const statement = createStatement('genesis', { origin, eventPartitions, freshnessMs, rootKeys: trustRoot.rootKeys, rootThreshold: 2, keys, ...grantPolicy }, roots[0] as Signer);
   const genesis = signStatement(statement, [roots[0] as Signer, roots[1] as Signer], nodeEd25519);
   const config: HomeConfig = {
     v: 1,

@@ -3,6 +3,7 @@ import { Principal, ROLES, createStatement, nodeEd25519, signStatement, type Rol
 import { Exit, UsageError } from '../cli-error.js';
 import { newSigner, readKeyFile, writeKeyFile } from '../keys.js';
 import { formatTrustRoot } from '../trust-root-file.js';
+import { readGrantPolicy } from '../home.js';
 
 /** `ledger keygen`: writes a new private key file (mode 0600) and prints its key id. */
 export function keygenCommand(options: { principal: string; out: string; force?: boolean }): number {
@@ -35,6 +36,8 @@ export interface GenesisOptions {
   readonly freshnessMs: number;
   readonly out: string;
   readonly trustRootOut: string;
+  /** Grant policy file (SPEC.md section 7.2); the default policy when absent. */
+  readonly grantPolicy?: string;
 }
 
 /**
@@ -66,6 +69,7 @@ export function genesisCommand(options: GenesisOptions): number {
       rootKeys: trustRoot.rootKeys,
       rootThreshold: trustRoot.threshold,
       keys,
+      ...(options.grantPolicy === undefined ? {} : { grantPolicy: readGrantPolicy(options.grantPolicy) }),
     },
     { principal: first.principal, keyId: first.keyId },
   );

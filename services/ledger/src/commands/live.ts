@@ -1,10 +1,10 @@
 import { Exit, UsageError } from '../cli-error.js';
 import { drive } from '../demo/drive.js';
-import { LedgerHome, initHome } from '../home.js';
+import { LedgerHome, initHome, readGrantPolicy } from '../home.js';
 import { ROLES, serve, type ServeRole } from '../serve.js';
 
 /** `ledger init`: creates the local installation (keys, genesis, trust root, configuration). */
-export function initCommand(options: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean }): number {
+export function initCommand(options: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string }): number {
   const dir = options.home ?? LedgerHome.defaultDir();
   const existed = LedgerHome.exists(dir);
   const home = initHome(dir, {
@@ -12,6 +12,7 @@ export function initCommand(options: { home?: string; origin?: string; partition
     ...(options.partitions === undefined ? {} : { eventPartitions: options.partitions }),
     ...(options.topicPrefix === undefined ? {} : { topicPrefix: options.topicPrefix }),
     ...(options.force === undefined ? {} : { force: options.force }),
+    ...(options.grantPolicy === undefined ? {} : { grantPolicy: readGrantPolicy(options.grantPolicy) }),
   });
   process.stdout.write(`${existed && options.force !== true ? 'using existing' : 'initialised'} ledger home ${home.dir} (origin ${home.config.origin}, trust root ${home.dir}/trust-root.json)\n`);
   return Exit.ok;
