@@ -100,11 +100,13 @@ const issued = new Date(NOW - 90 * DAY);
 const events = [];
 const say = (type, body, author) => {
   const statement = createStatement(type, body, author, issued);
-  const event = { statement, index: events.length, statementHash: statementHash(statement) };
+  const event = { statement, index: events.length, statementHash: statementHash(statement), sequencedAt: issued.getTime() };
   events.push(event);
   return event;
 };
-say('genesis', { origin: 'bench.example/gate', eventPartitions: 4, freshnessMs: 60_000, rootKeys: ['c'.repeat(64)], rootThreshold: 1, keys: [{ keyId: alice.keyId, principal: alice.principal, roles: ['admin'] }, { keyId: bob.keyId, principal: bob.principal, roles: ['admin'] }] }, { principal: 'root:one', keyId: 'c'.repeat(64) });
+say('genesis', { origin: 'bench.example/gate', eventPartitions: 4, freshnessMs: 60_000, rootKeys: ['c'.repeat(64)], rootThreshold: 1, keys: [{ keyId: alice.keyId, principal: alice.principal, roles: ['admin'] }, { keyId: bob.keyId, principal: bob.principal, roles: ['admin'] }],
+  // Bench windows reach 60 days at tier 3: a policy that allows them (the default caps tier 3 at 30 days).
+  grantPolicy: { cosigners: [1, 1, 1, 1, 2], maxLifetimeMs: Array(5).fill(365 * DAY), cosignWindowMs: DAY } }, { principal: 'root:one', keyId: 'c'.repeat(64) });
 for (const g of grants) {
   const proposed = say('grant.proposed', { grantId: g.grantId, agentId: g.agentId, actionType: g.actionType, targetResource: g.targetResource, recipient: g.recipient, scope: g.scope, notBefore: new Date(g.notBefore).toISOString(), expiresAt: new Date(g.expiresAt).toISOString(), effect: g.effect, tier: g.tier, parentGrantId: null }, alice);
   say('grant.cosigned', { grantId: g.grantId, grant: proposed.statementHash }, bob);
