@@ -135,7 +135,7 @@ describe('confirmation fatigue, live', () => {
     const forged = { grantId: 'forged-session', agentId: 'agent:support-bot', actionType: 'email.send', targetResource: 'mail/outbound', recipient: 'customer@example.com', scope: 'ticket:4711', notBefore: new Date(now).toISOString(), expiresAt: new Date(now + 900_000).toISOString(), effect: 'allow' as const, tier: 2, parentGrantId: null };
     await dana.submit(dana.sign('grant.proposed', forged)).catch(() => undefined);
 
-    // With admin:alice: proposed, not active. Alice co-signing her own proposal changes nothing.
+    // With admin:alice: proposed, not active. Alice co-signing her own proposal is refused.
     const second = await confirmation(refund());
     assert.equal(await approveCommand({ home: home.dir, api, approve: second.proposalHash.slice(0, 16), session: '15m', admin: 'admin:alice', json: true }), 0);
     assert.equal((await support.awaitDecision(second.proposalHash, 20_000)).outcome, 'allow');
@@ -149,11 +149,15 @@ describe('confirmation fatigue, live', () => {
     assert.equal(authority.filter((e) => e.grantId === grantId || e.grantId === 'forged-session').length, 0, 'neither the printed nor the forged grant is on the authority log');
     const grantStatement = (authority.find((e) => e.type === 'grant.proposed' && e.grantId === sessionGrantId) as { hash: string }).hash;
     const alice = clientFor(home, running, 'admin-alice');
-    await alice.submit(alice.sign('grant.cosigned', { grantId: sessionGrantId, grant: grantStatement }));
+    await assert.rejects(
+      alice.submit(alice.sign('grant.cosigned', { grantId: sessionGrantId, grant: grantStatement })),
+      (err: unknown) => err instanceof LedgerError && err.code === 'SEPARATION_OF_DUTIES',
+      'the proposer cannot co-sign her own session grant',
+    );
     // Still left to a human (a grant-allowed proposal never reaches the pending queue).
     const third = await confirmation(refund());
     await approve(third);
-    assert.equal(grantOf(await support.awaitDecision(third.proposalHash, 20_000)), null, 'a self co-signed session grant authorises nothing');
+    assert.equal(grantOf(await support.awaitDecision(third.proposalHash, 20_000)), null, 'a session grant without a second admin authorises nothing');
 
     // A second admin co-signs: the gate's one grant rule now allows the exact operation, citing the grant.
     const bob = clientFor(home, running, 'admin-bob');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { statementHash, type BodyOf, type Entry, type Signer, type Statement } from '@agent-ledger/core';
 import { decide, evolve, initialState, type GateDecision, type GateState } from '@agent-ledger/gate';
 import { RulesScreener, applyScreening, isScreened, screeningPolicy, screeningStatement, type ScreenResult } from '@agent-ledger/screen';
-import { newSigner } from '@agent-ledger/ledger';
+import { FatigueFold, newSigner, type FatigueSignal } from '@agent-ledger/ledger';
 import { verifyBundle, type VerificationReport, type VerifyOptions } from '@agent-ledger/verifier';
 import { TestLedger } from './fixtures.js';
 
@@ -143,3 +143,51 @@ export function secondApprover(ledger: TestLedger): Signer {
   return eli;
 }
 
+
+/**
+ * The live gate's confirmation-fatigue fold over a test ledger: each call folds
+ * the events entries sequenced since the previous call, in partition order, and
+ * returns the signals the gate would sign for them (unsigned, so a test can
+ * sign them as they are or forged).
+ */
+export class GateFatigue {
+  readonly fold: FatigueFold;
+  readonly #folded = new Set<string>();
+
+  constructor(settings: ConstructorParameters<typeof FatigueFold>[0] = {}) {
+    this.fold = new FatigueFold(settings);
+  }
+
+  signals(ledger: TestLedger): FatigueSignal[] {
+    const found: FatigueSignal[] = [];
+    for (const line of ledger.lines()) {
+      const parsed = JSON.parse(line) as { kind: string } & Entry;
+      if (parsed.kind !== 'entry' || parsed.partition === 0) continue;
+      const hash = statementHash(parsed.envelope.statement);
+      if (this.#folded.has(hash)) continue;
+      this.#folded.add(hash);
+      found.push(...this.fold.evolve(parsed, hash));
+    }
+    return found;
+  }
+
+  /** Folds the new entries and signs every signal they call for with the gate's key, as the live gate does. */
+  sign(ledger: TestLedger): Posted[] {
+    return this.signals(ledger).map((signal) => ledger.say(signal.type, signal.body as never, ledger.gate));
+  }
+}
+
+/** A proposal left to a human, approved by `approver` after `readMs`, and allowed. */
+export function approvedConfirmation(
+  ledger: TestLedger,
+  overrides: Partial<BodyOf<'proposal.submitted'>> = {},
+  options: { readMs?: number; approver?: Signer; deadlineMs?: number } = {},
+): { proposal: Posted; request: Posted; response: Posted; final: Posted; tier: number } {
+  const proposal = ledger.propose(overrides);
+  const first = recordDecision(ledger, proposal, {}, { deadlineMs: options.deadlineMs ?? 60_000 });
+  assert.equal(first.expected.outcome, 'verify_first');
+  ledger.clock += options.readMs ?? 0;
+  const response = respond(ledger, proposal, first.request as Posted, 'approve', options.approver);
+  const final = finalDecision(ledger, proposal, first.expected.tier, 'allow', null);
+  return { proposal, request: first.request as Posted, response, final, tier: first.expected.tier };
+}

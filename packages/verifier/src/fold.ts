@@ -80,7 +80,7 @@ export class LedgerFold {
   #declared: readonly number[] = [];
   /** Events partition of each agent seen (routing cache). */
   readonly #routes = new Map<string, number>();
-  /** Rule 14: every gate decision re-derived, every deadline proved. */
+  /** Rules 14 and 15: every gate decision re-derived, every deadline proved, every fatigue signal re-derived. */
   readonly #replay: DecisionReplay;
 
   constructor(trustRoot: TrustRoot, options: FoldOptions = {}) {

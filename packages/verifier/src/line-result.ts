@@ -28,10 +28,10 @@ export interface EntryResult {
   /**
    * Statement hash (SHA-256 of its canonical bytes), for the statements other
    * statements name by hash: authority statements (grant co-signatures name
-   * the grant's), proposals and confirmation requests. Null for the rest.
+   * the grant's), proposals, confirmation requests and human responses. Null for the rest.
    */
   readonly statementHash: string | null;
-  /** The body, for the statements decision replay reads (proposals, decisions, confirmations, responses, timeouts); else null. */
+  /** The body, for the statements decision replay reads (proposals, decisions, confirmations, responses, timeouts, fatigue signals); else null. */
   readonly replayBody: Readonly<Record<string, unknown>> | null;
   /** Length of the entry line in bytes (what an undecided proposal costs the replay window). */
   readonly bytes: number;

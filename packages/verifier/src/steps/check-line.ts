@@ -22,11 +22,24 @@ import type { LineResult } from '../line-result.js';
 /** Statement types whose full content the sequential fold needs (rejections may sit on the authority stream). */
 const KEEP_STATEMENT: ReadonlySet<string> = new Set([...AUTHORITY_TYPES, 'intake.rejected']);
 
-/** Statement types that others name by statement hash: decisions and responses name proposals and requests, co-signatures name grants. */
-const KEEP_HASH: ReadonlySet<string> = new Set([...AUTHORITY_TYPES, 'proposal.submitted', 'confirmation.requested']);
+/**
+ * Statement types that others name by statement hash: decisions and responses
+ * name proposals and requests, co-signatures name grants, fatigue signals name
+ * requests and responses.
+ */
+const KEEP_HASH: ReadonlySet<string> = new Set([...AUTHORITY_TYPES, 'proposal.submitted', 'confirmation.requested', 'human.response']);
 
-/** Statement types whose bodies decision replay reads. */
-const KEEP_BODY: ReadonlySet<string> = new Set(['proposal.submitted', 'screening.verdict', 'decision.recorded', 'confirmation.requested', 'human.response', 'timeout.recorded']);
+/** Statement types whose bodies decision replay reads (rules 14 and 15). */
+const KEEP_BODY: ReadonlySet<string> = new Set([
+  'proposal.submitted',
+  'screening.verdict',
+  'decision.recorded',
+  'confirmation.requested',
+  'human.response',
+  'timeout.recorded',
+  'grant.suggested',
+  'approval.rushed',
+]);
 
 const LINE_SCHEMAS = {
   header: BundleHeaderSchema,

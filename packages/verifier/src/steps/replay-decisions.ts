@@ -3,10 +3,11 @@ import { MAX_PLATFORM_ASSURANCE_TIER, type BodyOf, type Statement } from '@agent
 import { decide, evolve, initialState, type AuthorityEvent, type DecideContext, type GateState } from '@agent-ledger/gate';
 import { applyScreening, isScreened, screeningPolicy } from '@agent-ledger/screen';
 import type { EntryResult } from '../line-result.js';
+import { FatigueReplay, operationBytes, operationKey } from './replay-fatigue.js';
 
-/** Bounds of the replay window (SPEC.md section 9, rule 14). */
+/** Bounds of the replay window (SPEC.md section 9, rules 14 and 15). */
 export interface ReplayLimits {
-  /** Most undecided proposals (and most open confirmations) held per partition. */
+  /** Most undecided proposals (and most open confirmations, approved requests and approvals) held per partition. */
   readonly maxPending?: number;
   /** Most bytes of undecided proposal entry lines held per partition (held parsed: a few times that in memory). */
   readonly maxPendingBytes?: number;
@@ -32,7 +33,9 @@ interface PendingProposal {
 interface OpenConfirmation {
   readonly agentId: string;
   readonly tier: number;
-  request: { readonly hash: string; readonly deadlineMs: number; readonly approvalsRequired: number } | null;
+  /** The proposal's exact operation ({@link operationKey}) and size ({@link operationBytes}), for the fatigue signals (rule 15). */
+  readonly operation: { readonly key: string; readonly bytes: number };
+  request: { readonly hash: string; readonly sequencedAtMs: number; readonly deadlineMs: number; readonly approvalsRequired: number } | null;
   /** Principals whose approvals counted: sequenced at or before the deadline, while the request was pending. */
   readonly approvals: Set<string>;
   /** Principals whose approvals came after the deadline and did not count. */
@@ -64,6 +67,8 @@ function bodyOf<T>(entry: EntryResult): T {
  * which must follow from the human responses and timeouts read in between.
  * Memory is bounded by {@link ReplayLimits} per partition: the oldest waiting
  * proposal is dropped first, and a decision naming a dropped proposal fails.
+ * The approvals and final allows read on the way feed {@link FatigueReplay},
+ * which checks the gate's confirmation-fatigue signals (rule 15).
  *
  * Every method throws a LedgerError (POLICY_VIOLATION, or STALE_APPROVAL for an
  * allow that needed an approval sequenced after its deadline) at the first
@@ -82,9 +87,12 @@ export class DecisionReplay {
   readonly #confirmations = new Map<string, OpenConfirmation>();
   /** Proposals dropped from the window in this partition (for the failure message). */
   #dropped = 0;
+  /** Rule 15: `grant.suggested` and `approval.rushed` re-derived. */
+  readonly #fatigue: FatigueReplay;
 
   constructor(limits: ReplayLimits = {}) {
     this.#limits = { ...DEFAULT_REPLAY_LIMITS, ...limits };
+    this.#fatigue = new FatigueReplay(this.#limits.maxPending);
   }
 
   /** Folds an authority entry (already authorised and applied to the registry). */
@@ -99,6 +107,7 @@ export class DecisionReplay {
     this.#proposalBytes = 0;
     this.#confirmations.clear();
     this.#dropped = 0;
+    this.#fatigue.reset();
   }
 
   /** Folds an events-stream entry (already authorised). */
@@ -124,6 +133,12 @@ export class DecisionReplay {
         return;
       case 'timeout.recorded':
         this.#timeout(entry, bodyOf<BodyOf<'timeout.recorded'>>(entry));
+        return;
+      case 'grant.suggested':
+        this.#fatigue.suggestion(bodyOf<BodyOf<'grant.suggested'>>(entry));
+        return;
+      case 'approval.rushed':
+        this.#fatigue.rushed(bodyOf<BodyOf<'approval.rushed'>>(entry));
         return;
       default:
         return;
@@ -188,6 +203,9 @@ export class DecisionReplay {
     if (open !== undefined) {
       this.#confirmations.delete(body.proposal);
       this.#finalDecision(body, open);
+      if (body.outcome === 'allow' && open.request !== null) {
+        this.#fatigue.allowed(entry, { hash: open.request.hash, tier: open.tier, key: open.operation.key });
+      }
       return;
     }
     const window = this.#dropped > 0 ? ` (or one of the ${this.#dropped} older than the replay window)` : '';
@@ -218,7 +236,8 @@ export class DecisionReplay {
       }
     }
     if (body.outcome === 'verify_first') {
-      this.#confirmations.set(body.proposal, { agentId: body.agentId, tier: body.tier, request: null, approvals: new Set(), stale: new Set(), status: 'pending', timeoutRecorded: false });
+      const operation = { key: operationKey(proposal), bytes: operationBytes(proposal) };
+      this.#confirmations.set(body.proposal, { agentId: body.agentId, tier: body.tier, operation, request: null, approvals: new Set(), stale: new Set(), status: 'pending', timeoutRecorded: false });
       while (this.#confirmations.size > this.#limits.maxPending) {
         const oldest = this.#confirmations.keys().next();
         if (oldest.done === true) break;
@@ -261,14 +280,19 @@ export class DecisionReplay {
     if (open === undefined) violation('confirmation requested for a proposal the gate did not leave to a human');
     if (open.request !== null) violation('a second confirmation request for one proposal');
     if (body.tier !== open.tier) violation(`confirmation at tier ${body.tier}, the decision says tier ${open.tier}`);
-    open.request = { hash: entry.statementHash as string, deadlineMs: Date.parse(body.deadline), approvalsRequired: body.approvalsRequired };
+    open.request = { hash: entry.statementHash as string, sequencedAtMs: entry.sequencedAtMs, deadlineMs: Date.parse(body.deadline), approvalsRequired: body.approvalsRequired };
   }
 
   /** Mirrors the gate's confirmation queue: answers to another request, or after the outcome, change nothing. */
   #response(entry: EntryResult, body: BodyOf<'human.response'>): void {
     const open = this.#confirmations.get(body.proposal);
     const request = open?.request;
-    if (open === undefined || request === null || request === undefined || request.hash !== body.request || open.status !== 'pending') return;
+    if (open === undefined || request === null || request === undefined || request.hash !== body.request) return;
+    // The gate's fatigue fold reads every approval of the open request by its deadline, whatever it changes.
+    if (body.answer === 'approve' && entry.sequencedAtMs <= request.deadlineMs) {
+      this.#fatigue.approval(entry, { agentId: open.agentId, proposal: body.proposal, hash: request.hash, sequencedAtMs: request.sequencedAtMs, operationBytes: open.operation.bytes });
+    }
+    if (open.status !== 'pending') return;
     // A chat bridge's (platform-assurance) answer counts only up to MAX_PLATFORM_ASSURANCE_TIER.
     if (body.assurance === 'platform' && open.tier > MAX_PLATFORM_ASSURANCE_TIER) return;
     // Judged on sequencer time: a response sequenced after the deadline never counts.
