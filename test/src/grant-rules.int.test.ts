@@ -78,6 +78,14 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
 
   const as = (signer: Signer): LedgerClient => new LedgerClient({ baseUrl: running.apiUrl as string, signer, deciderKeys: [home.key('gate').keyId] });
 
+  test('a proposal and its co-signature sent back to back both count: the API leaves what it has not seen yet to the sequencer', async () => {
+    const before = running.follower.current().size;
+    const { statementHash } = await alice.submit(alice.sign('grant.proposed', grant('back-to-back', { targetResource: 'payments/vendors/initech', recipient: 'initech' })));
+    await bob.submit(bob.sign('grant.cosigned', { grantId: 'back-to-back', grant: statementHash }));
+    await running.follower.waitFor(before + 2);
+    assert.notEqual(running.follower.current().state.grants.grant('back-to-back')?.proposal.effectiveAt, null);
+  });
+
   test('a self-grant is refused with SEPARATION_OF_DUTIES', async () => {
     await refused(alice.submit(alice.sign('grant.proposed', grant('self', { agentId: 'admin:alice' }))), 'SEPARATION_OF_DUTIES');
   });

@@ -221,10 +221,26 @@ export class AuthorityState {
   /**
    * Runs the registry and grant rules {@link apply} would run for an
    * authorized statement at the next index, at time `now`, without applying
-   * it: the API refuses with the same ReasonCode the sequencer would record.
-   * The sequencer's verdict still decides (the log may move in between).
+   * it, and throws the refusals that no later authority entry can lift: the
+   * API refuses those at once with the ReasonCode the sequencer would record.
+   * A statement that names what this view has not seen yet (a grant, a
+   * write or a key submitted a moment earlier, still being sequenced) passes:
+   * the sequencer judges it in log order.
    */
   check(statement: Statement, now: number): void {
+    try {
+      this.#check(statement, now);
+    } catch (err) {
+      if (!(err instanceof LedgerError)) throw err;
+      const unseen =
+        err.code === ReasonCode.GRANT_MISSING ||
+        err.code === ReasonCode.KEY_UNKNOWN ||
+        (err.code === ReasonCode.GRANT_MISMATCH && statement.type === 'grant.cosigned' && !this.grants.knowsWrite((statement.body as BodyOf<'grant.cosigned'>).grant));
+      if (!unseen) throw err;
+    }
+  }
+
+  #check(statement: Statement, now: number): void {
     switch (statement.type) {
       case 'key.registered':
         this.#register(statement.body as BodyOf<'key.registered'>, this.#size, false);

@@ -126,6 +126,11 @@ export class GrantRegistry {
     return this.#grants.get(grantId);
   }
 
+  /** True when `hash` is the statement hash of a grant proposal or re-authorisation on the ledger. */
+  knowsWrite(hash: string): boolean {
+    return this.#writes.has(hash);
+  }
+
   /** Every grant, in ledger order. */
   grants(): IterableIterator<GrantEntry> {
     return this.#grants.values();

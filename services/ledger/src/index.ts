@@ -22,3 +22,4 @@ export { FatigueFold, DEFAULT_FATIGUE, MAX_MIN_READ_MS, MAX_SUGGESTED_TIER, READ
 export type { FatigueSettings, FatigueSignal } from './gate/fatigue.js';
 export { approveCommand, parseSessionDuration, sessionGrant, MAX_SESSION_MS, MAX_BATCH_TIER } from './commands/approve.js';
 export { rotateRootCommand } from './commands/rotate-root.js';
+export { SignaturePool, signatureVerdict } from './sequencer/signature-pool.js';

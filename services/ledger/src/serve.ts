@@ -14,6 +14,7 @@ import { fatigueSettingsFromEnv } from './gate/fatigue.js';
 import type { HomeConfig, LedgerHome } from './home.js';
 import { Projector } from './projector/projector.js';
 import { PartitionSequencer } from './sequencer/partition-sequencer.js';
+import { SignaturePool } from './sequencer/signature-pool.js';
 import { SiemExporter } from './siem/siem-exporter.js';
 import { NotifierRole } from './notify/notifier-role.js';
 import { startConfiguredChannels } from './notify/configured-channels.js';
@@ -141,6 +142,11 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
 
   if (has('sequencer')) {
     const partitions = options.sequencerPartitions ?? Array.from({ length: config.eventPartitions + 1 }, (_, p) => p);
+    // LEDGER_SIGNATURE_WORKERS=0 checks intake signatures inline on the event loop.
+    const asked = Number(process.env.LEDGER_SIGNATURE_WORKERS ?? 'NaN');
+    const workers = Number.isInteger(asked) && asked >= 0 && asked <= 16 ? asked : undefined;
+    const signatures = workers === 0 ? undefined : new SignaturePool(workers);
+    if (signatures !== undefined) stops.push(() => signatures.close());
     const settings = {
       trustRoot: home.trustRoot,
       eventPartitions: config.eventPartitions,
@@ -148,6 +154,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       checkpointEvery: config.checkpointEvery,
       checkpointIntervalMs: config.checkpointIntervalMs,
       topics,
+      ...(signatures === undefined ? {} : { signatures }),
     };
     for (const p of partitions) sequencers.push(new PartitionSequencer(p, bus, settings, follower));
     // Partition 0 first: the others judge keys by the authority stream it writes.

@@ -12,6 +12,7 @@ import {
   verifyEnvelopeSignatures,
   type Envelope,
 } from '@agent-ledger/core';
+import type { SignatureVerdict } from './signature-pool.js';
 
 /** An intake record the sequencer accepts, with its canonical statement text. */
 export interface Admitted {
@@ -31,7 +32,8 @@ export interface Rejected {
   readonly input: string;
 }
 
-const INTAKE_LIMITS = { maxBytes: 256 * 1024, maxDepth: 32 };
+/** Size and depth bounds of one intake record. */
+export const INTAKE_LIMITS = { maxBytes: 256 * 1024, maxDepth: 32 };
 
 function claimedAgent(value: unknown): string {
   const body = (value as { statement?: { body?: { agentId?: unknown } } } | null)?.statement?.body;
@@ -46,6 +48,10 @@ function claimedAgent(value: unknown): string {
  * offline verifier applies (SPEC.md section 9), so that what is admitted
  * verifies. Untrusted input: never throws; every refusal is a Rejected.
  *
+ * `verdict`, when given, is the signature check of these exact bytes made
+ * earlier on a worker thread ({@link SignaturePool}); without it the
+ * signatures are checked here.
+ *
  * On the authority partition an admitted statement is also applied to
  * `authority` (the caller's speculative state, discarded if the write fails).
  */
@@ -57,6 +63,7 @@ export function admit(
   authorityIndex: number,
   window: ReplayWindow | null,
   nowMs: number,
+  verdict?: SignatureVerdict,
 ): Admitted | Rejected {
   let value: unknown = null;
   try {
@@ -72,7 +79,11 @@ export function admit(
       throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
     }
     const canonical = canonicalJson(statement);
-    const signers = verifyEnvelopeSignatures(envelope, canonical, nodeEd25519);
+    // A verdict computed on a worker thread from these same bytes stands in for the check.
+    let signers: readonly string[];
+    if (verdict === undefined || verdict === null) signers = verifyEnvelopeSignatures(envelope, canonical, nodeEd25519);
+    else if ('signers' in verdict) signers = verdict.signers;
+    else throw new LedgerError(verdict.code, verdict.message);
     const agentId = (statement.body as { agentId?: string }).agentId ?? null;
     checkRouting(statement.type, agentId, partition, eventPartitions);
     authority.authorize(statement, signers, authorityIndex);

@@ -19,6 +19,7 @@ import {
 import type { InBatch, LogBus, OutRecord, TransactionalWriter } from '@agent-ledger/kafka';
 import { entryLocation, entryRecordValue, type TopicNames } from '../topics.js';
 import { admit } from './admission.js';
+import type { SignaturePool } from './signature-pool.js';
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
@@ -39,6 +40,8 @@ export interface SequencerSettings {
   /** ...or after this long with unsealed entries. */
   readonly checkpointIntervalMs: number;
   readonly topics: TopicNames;
+  /** Checks intake signatures on worker threads; without it they are checked inline. */
+  readonly signatures?: SignaturePool;
 }
 
 /**
@@ -184,10 +187,12 @@ export class PartitionSequencer {
       let bytes = 0;
       let admitted = 0;
       let rejected = 0;
+      // Signatures first, in parallel off this thread; admission stays here, in log order.
+      const verdicts = await this.#settings.signatures?.verdicts(records.map((r) => r.value));
       for (const [n, record] of records.entries()) {
         const now = Date.now();
         const registry = this.#registry();
-        const result = admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now);
+        const result = admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n]);
         let envelope: Envelope;
         if (result.kind === 'admitted') {
           envelope = result.envelope;
