@@ -12,6 +12,8 @@ export const PROJECTION_TABLES: readonly { readonly table: string; readonly key:
   { table: 'entries_seen', key: [['partition', 'integer'], ['index', 'bigint']] },
   { table: 'keys', key: [['key_id', 'text']] },
   { table: 'grants', key: [['grant_id', 'text']] },
+  { table: 'grant_policy', key: [['authority_index', 'bigint']] },
+  { table: 'grant_events', key: [['authority_index', 'bigint'], ['grant_id', 'text']] },
   { table: 'proposals', key: [['proposal_hash', 'text']] },
   { table: 'pending_approvals', key: [['request_hash', 'text']] },
   { table: 'enforcement_records', key: [['decision_hash', 'text']] },

@@ -1,10 +1,20 @@
-import { AUTHORITY_PARTITION, AUTHORITY_TYPES, MAX_PLATFORM_ASSURANCE_TIER, type BodyOf, type Statement, type StatementType } from '@agent-ledger/core';
+import {
+  AUTHORITY_PARTITION,
+  AUTHORITY_TYPES,
+  DEFAULT_GRANT_POLICY,
+  MAX_PLATFORM_ASSURANCE_TIER,
+  type BodyOf,
+  type Statement,
+  type StatementType,
+} from '@agent-ledger/core';
 import { formatRefusal, type ReasonCode } from '@agent-ledger/refusals';
 import type { LinkedEntry } from './chain-check.js';
 import type {
   ApprovalRow,
   EnforcementRow,
   EntrySeenRow,
+  GrantEventRow,
+  GrantPolicyRow,
   GrantRow,
   KeyRow,
   ProposalRow,
@@ -25,10 +35,16 @@ export class RowSet<R> {
   readonly #touched = new Set<string>();
   readonly inserted: R[] = [];
 
-  /** Adds a row read from the database. */
+  /** Adds a row read from the database (a key already loaded keeps its first row). */
   load(key: string, row: R): void {
+    if (this.#stored.has(key)) return;
     this.#rows.set(key, row);
     this.#stored.add(key);
+  }
+
+  /** Every row the batch holds, stored or created. */
+  values(): IterableIterator<R> {
+    return this.#rows.values();
   }
 
   /** The row with this key, stored or created in this batch. */
@@ -62,6 +78,13 @@ export class RowSet<R> {
 export class FoldState {
   readonly keys = new RowSet<KeyRow>();
   readonly grants = new RowSet<GrantRow>();
+  /** Grant writes (proposals and re-authorisations), by statement hash: what a co-signature names. */
+  readonly grantWrites = new RowSet<GrantEventRow>();
+  /** Other grant events (co-signatures, revocations), all new. */
+  readonly grantEvents: GrantEventRow[] = [];
+  /** The grant policy: loaded, or set by genesis in this batch (then also in `policies`). */
+  policy: GrantPolicyRow | undefined;
+  readonly policies: GrantPolicyRow[] = [];
   readonly proposals = new RowSet<ProposalRow>();
   readonly approvals = new RowSet<ApprovalRow>();
   readonly decisions: EnforcementRow[] = [];
@@ -75,9 +98,18 @@ export class FoldState {
 export interface Lookups {
   readonly keyIds: Set<string>;
   readonly grantIds: Set<string>;
+  /** Grants being revoked: each is loaded with every stored grant derived from it. */
+  readonly grantSubtrees: Set<string>;
+  /** Grant writes (by statement hash) that co-signatures name. */
+  readonly grantWrites: Set<string>;
   readonly proposalHashes: Set<string>;
   readonly requestHashes: Set<string>;
+  /** The batch writes a grant before any genesis in it: the stored grant policy is needed. */
+  policy: boolean;
 }
+
+/** Lookups by primary key that a statement earlier in the batch may make needless. */
+type KeyLookup = Exclude<keyof Lookups, 'policy' | 'grantSubtrees'>;
 
 /**
  * Authority statements count only on the authority partition, events
@@ -102,9 +134,24 @@ function bodyOf<T extends StatementType>(statement: Statement, _type: T): BodyOf
  * is already stored fails the batch's INSERT on the primary key.
  */
 export function lookupsOf(batch: readonly LinkedEntry[]): Lookups {
-  const lookups: Lookups = { keyIds: new Set(), grantIds: new Set(), proposalHashes: new Set(), requestHashes: new Set() };
-  const created = { keyIds: new Set<string>(), grantIds: new Set<string>(), proposalHashes: new Set<string>(), requestHashes: new Set<string>() };
-  const need = (kind: keyof Lookups, key: string): void => {
+  const lookups: Lookups = {
+    keyIds: new Set(),
+    grantIds: new Set(),
+    grantSubtrees: new Set(),
+    grantWrites: new Set(),
+    proposalHashes: new Set(),
+    requestHashes: new Set(),
+    policy: false,
+  };
+  const created: Record<KeyLookup, Set<string>> = {
+    keyIds: new Set(),
+    grantIds: new Set(),
+    grantWrites: new Set(),
+    proposalHashes: new Set(),
+    requestHashes: new Set(),
+  };
+  let genesis = false;
+  const need = (kind: KeyLookup, key: string): void => {
     if (!created[kind].has(key)) lookups[kind].add(key);
   };
   for (const linked of batch) {
@@ -113,6 +160,7 @@ export function lookupsOf(batch: readonly LinkedEntry[]): Lookups {
     switch (statement.type) {
       case 'genesis':
         for (const key of bodyOf(statement, 'genesis').keys) created.keyIds.add(key.keyId);
+        genesis = true;
         break;
       case 'key.registered':
         created.keyIds.add(bodyOf(statement, 'key.registered').keyId);
@@ -120,14 +168,35 @@ export function lookupsOf(batch: readonly LinkedEntry[]): Lookups {
       case 'key.revoked':
         need('keyIds', bodyOf(statement, 'key.revoked').keyId);
         break;
+      case 'root.rotated': {
+        const body = bodyOf(statement, 'root.rotated');
+        for (const keyId of body.revokeKeys) need('keyIds', keyId);
+        for (const key of body.registerKeys) created.keyIds.add(key.keyId);
+        break;
+      }
       case 'grant.proposed':
         created.grantIds.add(bodyOf(statement, 'grant.proposed').grantId);
+        created.grantWrites.add(linked.statementHash);
+        lookups.policy ||= !genesis;
         break;
-      case 'grant.cosigned':
-      case 'grant.revoked':
+      case 'grant.cosigned': {
+        const body = bodyOf(statement, 'grant.cosigned');
+        need('grantIds', body.grantId);
+        need('grantWrites', body.grant);
+        break;
+      }
       case 'grant.reauthorized':
-        need('grantIds', bodyOf(statement, 'grant.revoked').grantId);
+        need('grantIds', bodyOf(statement, 'grant.reauthorized').grantId);
+        created.grantWrites.add(linked.statementHash);
+        lookups.policy ||= !genesis;
         break;
+      case 'grant.revoked': {
+        // The grant with every stored grant derived from it (the cascade); one created in this batch has no stored
+        // descendants, the fold finds them all in memory.
+        const { grantId } = bodyOf(statement, 'grant.revoked');
+        if (!created.grantIds.has(grantId)) lookups.grantSubtrees.add(grantId);
+        break;
+      }
       case 'proposal.submitted':
         created.proposalHashes.add(linked.statementHash);
         break;
@@ -177,14 +246,202 @@ export function entrySeenRow(linked: LinkedEntry): EntrySeenRow {
   };
 }
 
+function revokeKey(state: FoldState, keyId: string, index: number): void {
+  const row = state.keys.get(keyId);
+  if (row !== undefined && row.revokedAt === null) {
+    row.revokedAt = index;
+    state.keys.touch(keyId);
+  }
+}
+
+/*
+ * The grant rules of ledger-core's GrantRegistry (SPEC.md section 7.2), over
+ * rows. The sequencer refuses what breaks them, so on a valid log these
+ * checks always pass; they are repeated so that odd input (a statement the
+ * rules refuse) changes nothing here either, as it changes nothing in the
+ * gate and verify-chain. Rules that only refuse a write outright (lifetimes,
+ * attenuation of a derived grant) are not repeated: such a write never
+ * reaches the log.
+ */
+
+/** The row of a grant statement's own event; the kind-specific fields are filled by the caller. */
+function grantEventOf(linked: LinkedEntry, grantId: string, kind: GrantEventRow['kind']): GrantEventRow {
+  const { entry, statementHash } = linked;
+  const author = entry.envelope.statement.author;
+  return {
+    authorityIndex: entry.index,
+    grantId,
+    kind,
+    principal: author.principal,
+    keyId: author.keyId,
+    statementHash,
+    namesHash: null,
+    namesIndex: null,
+    expiresAt: null,
+    cosignersNeeded: null,
+    cosignDeadline: null,
+    cosignedBy: [],
+    tookEffect: false,
+    effectiveAt: null,
+    revokedVia: null,
+    reason: null,
+    sequencedAt: entry.sequencedAt,
+  };
+}
+
+/** A write waits for `policy.cosigners[tier]` co-signatures, sequenced at most `cosignWindowMs` after it. */
+function writeQuorum(state: FoldState, tier: number, sequencedAt: string): { cosignersNeeded: number; cosignDeadline: string } {
+  const policy = state.policy ?? DEFAULT_GRANT_POLICY;
+  const deadline = Date.parse(sequencedAt) + policy.cosignWindowMs;
+  return {
+    cosignersNeeded: policy.cosigners[tier] ?? 1,
+    cosignDeadline: Number.isFinite(deadline) ? new Date(deadline).toISOString() : sequencedAt,
+  };
+}
+
+/** `grant.proposed`: an inactive grant and its proposal, a write waiting for co-signatures. */
+function proposeGrant(state: FoldState, linked: LinkedEntry): void {
+  const { entry, statementHash } = linked;
+  const body = bodyOf(entry.envelope.statement, 'grant.proposed');
+  state.grants.insert(body.grantId, {
+    grantId: body.grantId,
+    agentId: body.agentId,
+    actionType: body.actionType,
+    targetResource: body.targetResource,
+    recipient: body.recipient,
+    scope: body.scope,
+    notBefore: body.notBefore,
+    expiresAt: body.expiresAt,
+    effect: body.effect,
+    tier: body.tier,
+    parentGrantId: body.parentGrantId,
+    proposalHash: statementHash,
+    proposedBy: entry.envelope.statement.author.principal,
+    proposedAt: entry.index,
+    cosignedBy: null,
+    cosignedAt: null,
+    status: 'proposed',
+    revokedAt: null,
+    revokedVia: null,
+    reauthorizedExpiresAt: null,
+    reauthorizedAt: null,
+  });
+  state.grantWrites.insert(statementHash, {
+    ...grantEventOf(linked, body.grantId, 'proposed'),
+    expiresAt: body.expiresAt,
+    ...writeQuorum(state, body.tier, entry.sequencedAt),
+  });
+}
+
+/**
+ * `grant.cosigned`: counts when it names a write of this grant (its proposal
+ * or one of its re-authorisations) that has not yet taken effect, the grant
+ * is not revoked, the co-signer is neither the write's author, nor the
+ * grantee, nor a principal that already co-signed it, and it is sequenced by
+ * the write's deadline. The co-signature that completes the quorum makes the
+ * write take effect at its index: a proposal activates the grant, a
+ * re-authorisation moves the end of its window.
+ */
+function cosignGrant(state: FoldState, linked: LinkedEntry): void {
+  const { entry } = linked;
+  const body = bodyOf(entry.envelope.statement, 'grant.cosigned');
+  const author = entry.envelope.statement.author.principal;
+  const grant = state.grants.get(body.grantId);
+  const write = state.grantWrites.get(body.grant);
+  if (grant === undefined || write === undefined || write.grantId !== grant.grantId) return;
+  if (grant.status === 'revoked' || write.tookEffect) return;
+  if (author === write.principal || author === grant.agentId || write.cosignedBy.includes(author)) return;
+  if (write.cosignDeadline === null || Date.parse(entry.sequencedAt) > Date.parse(write.cosignDeadline)) return;
+  write.cosignedBy = [...write.cosignedBy, author];
+  const effective = write.cosignedBy.length >= (write.cosignersNeeded ?? 1);
+  if (effective) {
+    write.tookEffect = true;
+    write.effectiveAt = entry.index;
+    if (write.kind === 'proposed') {
+      grant.status = 'active';
+      grant.cosignedBy = author;
+      grant.cosignedAt = entry.index;
+    } else {
+      grant.reauthorizedExpiresAt = write.expiresAt;
+      grant.reauthorizedAt = entry.index;
+    }
+    state.grants.touch(grant.grantId);
+  }
+  state.grantWrites.touch(body.grant);
+  state.grantEvents.push({
+    ...grantEventOf(linked, grant.grantId, 'cosigned'),
+    namesHash: body.grant,
+    namesIndex: write.authorityIndex,
+    tookEffect: effective,
+    effectiveAt: effective ? entry.index : null,
+  });
+}
+
+/**
+ * `grant.reauthorized`: a write naming the proposal of a grant in force, by
+ * someone other than the grantee. It changes nothing until co-signed like a
+ * proposal ({@link cosignGrant}).
+ */
+function reauthorizeGrant(state: FoldState, linked: LinkedEntry): void {
+  const { entry, statementHash } = linked;
+  const body = bodyOf(entry.envelope.statement, 'grant.reauthorized');
+  const grant = state.grants.get(body.grantId);
+  if (grant === undefined || grant.status !== 'active' || grant.proposalHash !== body.grant) return;
+  if (entry.envelope.statement.author.principal === grant.agentId) return;
+  state.grantWrites.insert(statementHash, {
+    ...grantEventOf(linked, grant.grantId, 'reauthorized'),
+    namesHash: body.grant,
+    namesIndex: grant.proposedAt,
+    expiresAt: body.expiresAt,
+    ...writeQuorum(state, grant.tier, entry.sequencedAt),
+  });
+}
+
+/** Grants whose parent is `grantId`, among the rows the batch holds (a revoked grant's stored subtree is loaded). */
+function derivedFrom(state: FoldState, grantId: string): GrantRow[] {
+  const children: GrantRow[] = [];
+  for (const row of state.grants.values()) if (row.parentGrantId === grantId && row.grantId !== grantId) children.push(row);
+  return children;
+}
+
+/**
+ * `grant.revoked`: ends the grant, whatever its status, and every grant
+ * derived from it, transitively, at this index; each records the grant whose
+ * revocation ended it. A grant already revoked stays as it was (and so do
+ * the grants derived from it, which its own revocation ended).
+ */
+function revokeGrant(state: FoldState, linked: LinkedEntry): void {
+  const { entry } = linked;
+  const body = bodyOf(entry.envelope.statement, 'grant.revoked');
+  const grant = state.grants.get(body.grantId);
+  if (grant === undefined || grant.status === 'revoked') return;
+  const stack = [grant];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (next.status === 'revoked') continue;
+    next.status = 'revoked';
+    next.revokedAt = entry.index;
+    next.revokedVia = grant.grantId;
+    state.grants.touch(next.grantId);
+    state.grantEvents.push({
+      ...grantEventOf(linked, next.grantId, next === grant ? 'revoked' : 'revoked_via_ancestor'),
+      tookEffect: true,
+      effectiveAt: entry.index,
+      revokedVia: grant.grantId,
+      reason: body.reason,
+    });
+    stack.push(...derivedFrom(state, next.grantId));
+  }
+}
+
 /**
  * Folds one linked entry into the batch state (its `entries_seen` row,
  * {@link entrySeenRow}, is written apart, as soon as the entry links). Rows
  * derive only from the entry's content and position, never from the clock or
  * the order in which partitions are consumed. The sequencer has already authorized the
- * statement (key, principal, role: SPEC.md section 7); the fold adds only
- * the rules that are the projection's own (a cosigner must be another admin
- * principal; an answer counts once per approver).
+ * statement (key, principal, role: SPEC.md section 7) and checked the grant
+ * rules; the fold repeats the grant rules that decide what a statement
+ * changes (quorum, distinct co-signers, deadline, cascade) and adds its own
+ * (an answer counts once per approver).
  */
 export function evolve(state: FoldState, linked: LinkedEntry): void {
   const { entry, statementHash } = linked;
@@ -199,83 +456,51 @@ export function evolve(state: FoldState, linked: LinkedEntry): void {
   };
 
   switch (statement.type) {
-    case 'genesis':
-      for (const key of bodyOf(statement, 'genesis').keys) {
+    case 'genesis': {
+      const body = bodyOf(statement, 'genesis');
+      for (const key of body.keys) {
         state.keys.insert(key.keyId, { keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: entry.index, revokedAt: null });
       }
+      const policy = body.grantPolicy ?? DEFAULT_GRANT_POLICY;
+      state.policy = {
+        authorityIndex: entry.index,
+        fromGenesis: body.grantPolicy !== undefined,
+        cosigners: [...policy.cosigners],
+        maxLifetimeMs: [...policy.maxLifetimeMs],
+        cosignWindowMs: policy.cosignWindowMs,
+      };
+      state.policies.push(state.policy);
       break;
+    }
     case 'key.registered': {
       const key = bodyOf(statement, 'key.registered');
       state.keys.insert(key.keyId, { keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: entry.index, revokedAt: null });
       break;
     }
-    case 'key.revoked': {
-      const { keyId } = bodyOf(statement, 'key.revoked');
-      const row = state.keys.get(keyId);
-      if (row !== undefined && row.revokedAt === null) {
-        row.revokedAt = entry.index;
-        state.keys.touch(keyId);
+    case 'key.revoked':
+      revokeKey(state, bodyOf(statement, 'key.revoked').keyId, entry.index);
+      break;
+    case 'root.rotated': {
+      // A rotation revokes and registers ordinary keys in the same entry (SPEC.md 7.1); the root keys are not rows here.
+      const body = bodyOf(statement, 'root.rotated');
+      for (const keyId of body.revokeKeys) revokeKey(state, keyId, entry.index);
+      for (const key of body.registerKeys) {
+        state.keys.insert(key.keyId, { keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: entry.index, revokedAt: null });
       }
       break;
     }
-    case 'grant.proposed': {
-      const body = bodyOf(statement, 'grant.proposed');
-      state.grants.insert(body.grantId, {
-        grantId: body.grantId,
-        agentId: body.agentId,
-        actionType: body.actionType,
-        targetResource: body.targetResource,
-        recipient: body.recipient,
-        scope: body.scope,
-        notBefore: body.notBefore,
-        expiresAt: body.expiresAt,
-        effect: body.effect,
-        tier: body.tier,
-        parentGrantId: body.parentGrantId,
-        proposalHash: statementHash,
-        proposedBy: author,
-        proposedAt: entry.index,
-        cosignedBy: null,
-        cosignedAt: null,
-        status: 'proposed',
-        revokedAt: null,
-        reauthorizedExpiresAt: null,
-        reauthorizedAt: null,
-      });
+    case 'grant.proposed':
+      proposeGrant(state, linked);
       break;
-    }
-    case 'grant.cosigned': {
-      const body = bodyOf(statement, 'grant.cosigned');
-      const row = state.grants.get(body.grantId);
-      // Two-person rule: the cosignature names the exact proposal and comes from another admin principal.
-      if (row !== undefined && row.status === 'proposed' && row.proposalHash === body.grant && row.proposedBy !== author) {
-        row.status = 'active';
-        row.cosignedBy = author;
-        row.cosignedAt = entry.index;
-        state.grants.touch(body.grantId);
-      }
+    case 'grant.cosigned':
+      cosignGrant(state, linked);
       break;
-    }
-    case 'grant.revoked': {
-      const body = bodyOf(statement, 'grant.revoked');
-      const row = state.grants.get(body.grantId);
-      if (row !== undefined && row.status !== 'revoked') {
-        row.status = 'revoked';
-        row.revokedAt = entry.index;
-        state.grants.touch(body.grantId);
-      }
+    case 'grant.reauthorized':
+      reauthorizeGrant(state, linked);
       break;
-    }
-    case 'grant.reauthorized': {
-      const body = bodyOf(statement, 'grant.reauthorized');
-      const row = state.grants.get(body.grantId);
-      if (row !== undefined && row.status !== 'revoked' && row.proposalHash === body.grant) {
-        row.reauthorizedExpiresAt = body.expiresAt;
-        row.reauthorizedAt = entry.index;
-        state.grants.touch(body.grantId);
-      }
+    case 'grant.revoked':
+      revokeGrant(state, linked);
       break;
-    }
     case 'proposal.submitted': {
       const body = bodyOf(statement, 'proposal.submitted');
       state.proposals.insert(statementHash, {

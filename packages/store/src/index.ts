@@ -3,13 +3,27 @@ export { MIGRATIONS_DIR, migrate } from './migrate.js';
 export { DECISION_CHANNEL, Projection } from './projection.js';
 export type { ApplyResult, PartitionHalt, PartitionHead, SourceOffset } from './projection.js';
 export { PROJECTION_TABLES, projectionDigest, resetProjection } from './digest.js';
-export { MAX_QUERY_LIMIT, listPending, listGrants, refusalMetrics, decisionFor, enforcementRecords } from './queries.js';
+export {
+  MAX_QUERY_LIMIT,
+  MAX_GRANT_CHAIN,
+  listPending,
+  listGrants,
+  refusalMetrics,
+  decisionFor,
+  enforcementRecords,
+  grantTrail,
+  decisionTrail,
+} from './queries.js';
+export type { DecisionTrail, GrantCitations, GrantSummary, GrantTrail } from './queries.js';
 export type {
   ApprovalRow,
   ApprovalStatus,
   DecisionOutcome,
   EnforcementRow,
   EntrySeenRow,
+  GrantEventKind,
+  GrantEventRow,
+  GrantPolicyRow,
   GrantRow,
   GrantStatus,
   KeyRow,

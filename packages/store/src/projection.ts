@@ -8,6 +8,8 @@ import {
   type EntrySeenRow,
   ENFORCEMENT_RECORDS,
   ENTRIES_SEEN,
+  GRANT_EVENTS,
+  GRANT_POLICY,
   GRANTS,
   KEYS,
   PENDING_APPROVALS,
@@ -291,6 +293,39 @@ export class Projection {
   async #load(client: pg.PoolClient, state: FoldState, lookups: Lookups): Promise<void> {
     for (const row of await loadRows(client, KEYS, lookups.keyIds)) state.keys.load(row.keyId, row);
     for (const row of await loadRows(client, GRANTS, lookups.grantIds)) state.grants.load(row.grantId, row);
+    if (lookups.grantSubtrees.size > 0) {
+      // Each revoked grant with every grant derived from it, transitively (UNION: a malformed cycle ends).
+      const result = await client.query({
+        name: 'store_load_grant_subtrees',
+        text: `WITH RECURSIVE subtree AS (
+                 SELECT * FROM grants WHERE grant_id = ANY($1::text[])
+                 UNION
+                 SELECT g.* FROM grants AS g JOIN subtree AS s ON g.parent_grant_id = s.grant_id
+               )
+               SELECT * FROM subtree`,
+        values: [[...lookups.grantSubtrees]],
+      });
+      for (const stored of result.rows as Record<string, unknown>[]) {
+        const row = GRANTS.read(stored);
+        state.grants.load(row.grantId, row);
+      }
+    }
+    if (lookups.grantWrites.size > 0) {
+      const result = await client.query({
+        name: 'store_load_grant_writes',
+        text: `SELECT * FROM grant_events WHERE statement_hash = ANY($1::text[]) AND kind IN ('proposed', 'reauthorized') ORDER BY authority_index`,
+        values: [[...lookups.grantWrites]],
+      });
+      for (const stored of result.rows as Record<string, unknown>[]) {
+        const row = GRANT_EVENTS.read(stored);
+        state.grantWrites.load(row.statementHash, row);
+      }
+    }
+    if (lookups.policy) {
+      const result = await client.query({ name: 'store_load_grant_policy', text: 'SELECT * FROM grant_policy ORDER BY authority_index LIMIT 1' });
+      const stored = result.rows[0] as Record<string, unknown> | undefined;
+      if (stored !== undefined) state.policy = GRANT_POLICY.read(stored);
+    }
     for (const row of await loadRows(client, PROPOSALS, lookups.proposalHashes)) state.proposals.load(row.proposalHash, row);
     for (const row of await loadRows(client, PENDING_APPROVALS, lookups.requestHashes)) state.approvals.load(row.requestHash, row);
   }
@@ -312,6 +347,10 @@ export class Projection {
       updatePart(params, KEYS, state.keys.updated()),
       insertPart(params, GRANTS, state.grants.inserted),
       updatePart(params, GRANTS, state.grants.updated()),
+      insertPart(params, GRANT_POLICY, state.policies),
+      insertPart(params, GRANT_EVENTS, state.grantWrites.inserted),
+      updatePart(params, GRANT_EVENTS, state.grantWrites.updated()),
+      insertPart(params, GRANT_EVENTS, state.grantEvents),
       insertPart(params, PROPOSALS, state.proposals.inserted),
       updatePart(params, PROPOSALS, state.proposals.updated()),
       insertPart(params, PENDING_APPROVALS, state.approvals.inserted),

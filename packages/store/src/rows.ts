@@ -45,12 +45,77 @@ export interface GrantRow {
   readonly proposedBy: string;
   /** Authority index of the grant.proposed entry. */
   readonly proposedAt: number;
+  /** The co-signer whose signature completed the proposal's quorum (made it active), or null. */
   cosignedBy: string | null;
+  /** Authority index of that co-signature. */
   cosignedAt: number | null;
   status: GrantStatus;
+  /** Authority index of the revocation that ended it: its own, or an ancestor's. */
   revokedAt: number | null;
+  /** The grant whose revocation ended it: itself, or the ancestor that was revoked. */
+  revokedVia: string | null;
+  /** End of the window set by the latest re-authorisation that took effect (co-signed), or null. */
   reauthorizedExpiresAt: string | null;
+  /** Authority index at which that re-authorisation took effect (its completing co-signature). */
   reauthorizedAt: number | null;
+}
+
+/**
+ * What a `grant_events` row records: a grant statement (`proposed`,
+ * `cosigned`, `reauthorized`, `revoked`), or the end of a derived grant
+ * through the revocation of an ancestor (`revoked_via_ancestor`).
+ */
+export type GrantEventKind = 'proposed' | 'cosigned' | 'reauthorized' | 'revoked' | 'revoked_via_ancestor';
+
+/**
+ * `grant_events`: the paper trail of the grant table, one row per grant
+ * statement that the grant rules accepted, plus one per grant that an
+ * ancestor's revocation ended. A proposal and a re-authorisation are
+ * "writes" that wait for co-signatures: their rows carry the quorum, the
+ * deadline, the co-signers so far and whether (and where) they took effect.
+ */
+export interface GrantEventRow {
+  readonly authorityIndex: number;
+  readonly grantId: string;
+  readonly kind: GrantEventKind;
+  /** Author of the statement (for `revoked_via_ancestor`, of the ancestor's revocation). */
+  readonly principal: string;
+  readonly keyId: string;
+  readonly statementHash: string;
+  /** `cosigned`: the write it co-signs; `reauthorized`: the grant's proposal. */
+  readonly namesHash: string | null;
+  /** Authority index of the statement `namesHash` names. */
+  readonly namesIndex: number | null;
+  /** `proposed`: end of the window; `reauthorized`: the new end it asks for. */
+  readonly expiresAt: string | null;
+  /** Writes: co-signatures needed (genesis grant policy, by tier). */
+  readonly cosignersNeeded: number | null;
+  /** Writes: latest sequencing time at which a co-signature counts. */
+  readonly cosignDeadline: string | null;
+  /** Writes: principals that co-signed it, in ledger order. Empty for other kinds. */
+  cosignedBy: string[];
+  /** Writes: the quorum was reached; `cosigned`: this co-signature reached it; revocations: always. */
+  tookEffect: boolean;
+  /** Authority index at which it took effect, or null. */
+  effectiveAt: number | null;
+  /** Revocations: the grant whose revocation this is (the grant itself, or its revoked ancestor). */
+  readonly revokedVia: string | null;
+  /** Revocations: the reason the revocation gives. */
+  readonly reason: string | null;
+  readonly sequencedAt: string;
+}
+
+/** `grant_policy`: the grant rules genesis fixed (or the defaults when it named none), for a restarted fold. */
+export interface GrantPolicyRow {
+  /** Authority index of the genesis entry. */
+  readonly authorityIndex: number;
+  /** False when genesis named no `grantPolicy` and the defaults apply. */
+  readonly fromGenesis: boolean;
+  /** Co-signatures needed per tier 0-4. */
+  readonly cosigners: readonly number[];
+  /** Longest allow-grant life per tier 0-4, ms. */
+  readonly maxLifetimeMs: readonly number[];
+  readonly cosignWindowMs: number;
 }
 
 /** Status of a proposal: `submitted`, or the outcome of its latest decision. */
@@ -250,6 +315,7 @@ export const GRANTS: TableSpec<GrantRow> = {
     column('revoked_at', 'bigint', (r) => r.revokedAt),
     column('reauthorized_expires_at', 'timestamptz', (r) => r.reauthorizedExpiresAt),
     column('reauthorized_at', 'bigint', (r) => r.reauthorizedAt),
+    column('revoked_via', 'text', (r) => r.revokedVia),
   ],
   read: (s) => ({
     grantId: str(s['grant_id']),
@@ -270,8 +336,73 @@ export const GRANTS: TableSpec<GrantRow> = {
     cosignedAt: numOrNull(s['cosigned_at']),
     status: s['status'] as GrantStatus,
     revokedAt: numOrNull(s['revoked_at']),
+    revokedVia: strOrNull(s['revoked_via']),
     reauthorizedExpiresAt: isoOrNull(s['reauthorized_expires_at']),
     reauthorizedAt: numOrNull(s['reauthorized_at']),
+  }),
+};
+
+/** `grant_events`, keyed by (authority index, grant id): ledger order. */
+export const GRANT_EVENTS: TableSpec<GrantEventRow> = {
+  table: 'grant_events',
+  key: ['authority_index', 'grant_id'],
+  columns: [
+    column('authority_index', 'bigint', (r) => r.authorityIndex),
+    column('grant_id', 'text', (r) => r.grantId),
+    column('kind', 'text', (r) => r.kind),
+    column('principal', 'text', (r) => r.principal),
+    column('key_id', 'text', (r) => r.keyId),
+    column('statement_hash', 'text', (r) => r.statementHash),
+    column('names_hash', 'text', (r) => r.namesHash),
+    column('names_index', 'bigint', (r) => r.namesIndex),
+    column('expires_at', 'timestamptz', (r) => r.expiresAt),
+    column('cosigners_needed', 'smallint', (r) => r.cosignersNeeded),
+    column('cosign_deadline', 'timestamptz', (r) => r.cosignDeadline),
+    column('cosigned_by', 'text[]', (r) => r.cosignedBy),
+    column('took_effect', 'boolean', (r) => r.tookEffect),
+    column('effective_at', 'bigint', (r) => r.effectiveAt),
+    column('revoked_via', 'text', (r) => r.revokedVia),
+    column('reason', 'text', (r) => r.reason),
+    column('sequenced_at', 'timestamptz', (r) => r.sequencedAt),
+  ],
+  read: (s) => ({
+    authorityIndex: num(s['authority_index']),
+    grantId: str(s['grant_id']),
+    kind: s['kind'] as GrantEventKind,
+    principal: str(s['principal']),
+    keyId: str(s['key_id']),
+    statementHash: str(s['statement_hash']),
+    namesHash: strOrNull(s['names_hash']),
+    namesIndex: numOrNull(s['names_index']),
+    expiresAt: isoOrNull(s['expires_at']),
+    cosignersNeeded: numOrNull(s['cosigners_needed']),
+    cosignDeadline: isoOrNull(s['cosign_deadline']),
+    cosignedBy: s['cosigned_by'] as string[],
+    tookEffect: s['took_effect'] as boolean,
+    effectiveAt: numOrNull(s['effective_at']),
+    revokedVia: strOrNull(s['revoked_via']),
+    reason: strOrNull(s['reason']),
+    sequencedAt: iso(s['sequenced_at']),
+  }),
+};
+
+/** `grant_policy`, keyed by the genesis entry's authority index (one row). */
+export const GRANT_POLICY: TableSpec<GrantPolicyRow> = {
+  table: 'grant_policy',
+  key: ['authority_index'],
+  columns: [
+    column('authority_index', 'bigint', (r) => r.authorityIndex),
+    column('from_genesis', 'boolean', (r) => r.fromGenesis),
+    column('cosigners', 'integer[]', (r) => r.cosigners.map(String)),
+    column('max_lifetime_ms', 'bigint[]', (r) => r.maxLifetimeMs.map(String)),
+    column('cosign_window_ms', 'bigint', (r) => r.cosignWindowMs),
+  ],
+  read: (s) => ({
+    authorityIndex: num(s['authority_index']),
+    fromGenesis: s['from_genesis'] as boolean,
+    cosigners: (s['cosigners'] as unknown[]).map(num),
+    maxLifetimeMs: (s['max_lifetime_ms'] as unknown[]).map(num),
+    cosignWindowMs: num(s['cosign_window_ms']),
   }),
 };
 

@@ -43,6 +43,7 @@ test('migrations apply once, even from several processes starting at once', { ti
     [
       [1, '001_projection.sql'],
       [2, '002_hex_checks.sql'],
+      [3, '003_grant_trail.sql'],
     ],
   );
   await migrate(db.pool);
@@ -53,7 +54,7 @@ test('migrations apply once, even from several processes starting at once', { ti
   );
   assert.deepEqual(
     tables.rows.map((r) => r.table_name),
-    ['enforcement_records', 'entries_seen', 'grants', 'keys', 'partition_heads', 'pending_approvals', 'projector_offsets', 'proposals', 'refusal_metrics', 'refusals', 'schema_migrations'],
+    ['enforcement_records', 'entries_seen', 'grant_events', 'grant_policy', 'grants', 'keys', 'partition_heads', 'pending_approvals', 'projector_offsets', 'proposals', 'refusal_metrics', 'refusals', 'schema_migrations'],
   );
 });
 

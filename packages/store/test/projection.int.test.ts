@@ -53,7 +53,8 @@ test('each statement type lands in its table', { timeout: 30_000 }, async () => 
   ledger.say('key.revoked', { keyId: extraAdmin.keyId, reason: 'rotated' }, ledger.admin2);
   const grant = ledger.proposeGrant('g-1', agent);
   ledger.cosignGrant('g-1', grant.hash);
-  ledger.say('grant.reauthorized', { grantId: 'g-1', grant: grant.hash, expiresAt: '2027-01-01T00:00:00.000Z' }, ledger.admin);
+  const reauthorized = ledger.say('grant.reauthorized', { grantId: 'g-1', grant: grant.hash, expiresAt: '2027-01-01T00:00:00.000Z' }, ledger.admin);
+  ledger.cosignGrant('g-1', reauthorized.hash, ledger.admin2);
   const other = ledger.proposeGrant('g-2', agent);
   ledger.say('grant.revoked', { grantId: 'g-2', reason: 'superseded' }, ledger.admin2);
 
@@ -184,6 +185,31 @@ test('a grant becomes active only when a different admin principal cosigns the e
   assert.deepEqual(await activeAt('2026-11-02T12:00:00.000Z'), ['g-bob', 'g-good']);
   assert.deepEqual(await activeAt('2026-11-03T00:00:00.000Z'), ['g-bob'], 'expiry is exclusive');
   assert.deepEqual(await listGrants(db.pool, { agentId: 'agent:nobody' }), []);
+});
+
+test('a root rotation revokes and registers keys in the same entry', { timeout: 30_000 }, async () => {
+  const ledger = new LedgerBuilder({ eventPartitions: 1, agents: 1 });
+  const newRoots = [newSigner('root:3'), newSigner('root:4')];
+  const erin = newSigner('admin:erin');
+  const [first, second] = ledger.roots;
+  const rotation = ledger.say(
+    'root.rotated',
+    {
+      rootKeys: newRoots.map((r) => r.keyId),
+      rootThreshold: 2,
+      revokeKeys: [ledger.admin2.keyId],
+      registerKeys: [{ keyId: erin.keyId, principal: erin.principal, roles: ['admin'] }],
+      reason: 'admin:bob key compromised',
+    },
+    first as ReturnType<typeof newSigner>,
+    { extraSigners: [second as ReturnType<typeof newSigner>, ...newRoots] },
+  );
+  await applyAll(ledger);
+  const keys = await db.pool.query('SELECT principal, registered_at, revoked_at FROM keys WHERE key_id = ANY($1) ORDER BY principal', [[ledger.admin2.keyId, erin.keyId]]);
+  assert.deepEqual(keys.rows, [
+    { principal: 'admin:bob', registered_at: '0', revoked_at: String(rotation.entry.index) },
+    { principal: 'admin:erin', registered_at: String(rotation.entry.index), revoked_at: null },
+  ]);
 });
 
 test('approvals: each approver counts once, a denial settles, answers after the outcome change nothing', { timeout: 30_000 }, async () => {

@@ -48,7 +48,7 @@ test('a rebuild from offset 0 in other batch sizes and interleavings gives byte-
   await fold(projection, ledger, 50, ledger.partitions);
   const digest = await projectionDigest(db.pool);
   assert.equal(await countRows(db.pool, 'entries_seen'), ledger.size);
-  for (const table of ['keys', 'grants', 'proposals', 'pending_approvals', 'enforcement_records', 'refusals', 'refusal_metrics']) {
+  for (const table of ['keys', 'grants', 'grant_policy', 'grant_events', 'proposals', 'pending_approvals', 'enforcement_records', 'refusals', 'refusal_metrics']) {
     assert.ok((await countRows(db.pool, table)) > 0, `${table} has rows`);
   }
   const outcomes = await db.pool.query<{ outcome: string }>('SELECT DISTINCT outcome FROM enforcement_records ORDER BY outcome');
@@ -57,6 +57,12 @@ test('a rebuild from offset 0 in other batch sizes and interleavings gives byte-
   assert.deepEqual(approvals.rows.map((r) => r.status), ['approved', 'denied', 'pending', 'timed_out']);
   const grantStatuses = await db.pool.query<{ status: string }>('SELECT DISTINCT status FROM grants ORDER BY status');
   assert.deepEqual(grantStatuses.rows.map((r) => r.status), ['active', 'proposed', 'revoked']);
+  const eventKinds = await db.pool.query<{ kind: string; took_effect: boolean }>('SELECT DISTINCT kind, took_effect FROM grant_events ORDER BY kind, took_effect');
+  assert.deepEqual(
+    eventKinds.rows.map((r) => `${r.kind}:${r.took_effect}`),
+    ['cosigned:true', 'proposed:false', 'proposed:true', 'reauthorized:false', 'reauthorized:true', 'revoked:true', 'revoked_via_ancestor:true'],
+    'writes that took effect and writes that wait, direct and cascaded revocations',
+  );
 
   const reversed = [...ledger.partitions].reverse();
   for (const [batchSize, order] of [

@@ -9,6 +9,7 @@ import { exportCommand } from './commands/export.js';
 import { driveCommand, initCommand, serveCommand } from './commands/live.js';
 import { gateEvaluateCommand } from './commands/gate-evaluate.js';
 import { approveCommand, type ApproveOptions } from './commands/approve.js';
+import { grantsTrailCommand, type GrantsTrailOptions } from './commands/grants.js';
 import { rotateRootCommand, type RotateRootOptions } from './commands/rotate-root.js';
 
 function wholeNumber(value: string): number {
@@ -66,6 +67,7 @@ program
   .requiredOption('--events <n>', 'number of entries to write', wholeNumber)
   .requiredOption('--out <file>', 'bundle file to write')
   .requiredOption('--trust-root-out <file>', 'trust-root file to write')
+  .option('--grant-policy <file>', 'grant policy JSON: co-signers, maximum lifetimes per tier 0-4 and the co-signing window (SPEC.md 7.2)')
   .option('--partitions <n>', 'event partitions', wholeNumber)
   .option('--checkpoint-every <n>', 'entries between checkpoints in a partition', wholeNumber)
   .option('--seed <n>', 'seed of the scenario mix', wholeNumber)
@@ -100,7 +102,8 @@ program
   .option('--partitions <n>', 'event partitions', wholeNumber)
   .option('--topic-prefix <prefix>', 'prefix of every topic and consumer group')
   .option('--force', 'replace an existing installation')
-  .action(run((opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean }) => initCommand(opts)));
+  .option('--grant-policy <file>', 'grant policy JSON for genesis (SPEC.md 7.2; default: 1 co-signer for tiers 0-3, 2 for tier 4)')
+  .action(run((opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string }) => initCommand(opts)));
 
 program
   .command('serve')
@@ -145,6 +148,17 @@ gate
   .description('decide scenarios (one JSON object or an array) and print one JSON decision line per scenario, in order')
   .requiredOption('--scenario <file>', 'scenario JSON file')
   .action(run((opts: { scenario: string }) => gateEvaluateCommand(opts.scenario)));
+
+const grants = program.command('grants').description('the grant table: paper trails of grants and of the decisions they authorised');
+grants
+  .command('trail')
+  .description("print a grant's paper trail (who proposed, co-signed, re-authorised and revoked it, with authority indexes; its parents; grants derived from it; decisions that cited it), or with --decision the grant chain behind a decision")
+  .argument('[grantId]', 'grant id')
+  .option('--decision <proposal>', "a decision, by its proposal's 64-hex statement hash: the grant chain behind it")
+  .option('--api <url>', 'API base URL (default: the installation\'s)')
+  .option('--home <dir>', 'installation directory')
+  .option('--json', 'print the API answer as JSON')
+  .action(run((grantId: string | undefined, opts: GrantsTrailOptions) => grantsTrailCommand(grantId, opts)));
 
 program
   .command('rotate-root')

@@ -52,7 +52,7 @@ export class LedgerBuilder {
   readonly #chains: PartitionChain[];
   readonly #entries: Entry[][];
 
-  constructor(options: { eventPartitions?: number; agents?: number } = {}) {
+  constructor(options: { eventPartitions?: number; agents?: number; grantPolicy?: BodyOf<'genesis'>['grantPolicy'] } = {}) {
     this.eventPartitions = options.eventPartitions ?? 3;
     this.agents = Array.from({ length: options.agents ?? 4 }, (_, i) => newSigner(`agent:bot-${i}`));
     this.#chains = Array.from({ length: this.eventPartitions + 1 }, (_, p) => new PartitionChain(p));
@@ -75,6 +75,7 @@ export class LedgerBuilder {
         rootKeys: this.roots.map((r) => r.keyId),
         rootThreshold: 2,
         keys,
+        ...(options.grantPolicy === undefined ? {} : { grantPolicy: options.grantPolicy }),
       },
       this.roots[0] as Signer,
       { extraSigners: [this.roots[1] as Signer] },
@@ -227,5 +228,13 @@ export class LedgerBuilder {
 
   cosignGrant(grantId: string, grant: string, by: Signer = this.admin2): { entry: Entry; hash: string } {
     return this.say('grant.cosigned', { grantId, grant }, by);
+  }
+
+  reauthorizeGrant(grantId: string, proposal: string, expiresAt: string, by: Signer = this.admin2): { entry: Entry; hash: string } {
+    return this.say('grant.reauthorized', { grantId, grant: proposal, expiresAt }, by);
+  }
+
+  revokeGrant(grantId: string, by: Signer = this.admin, reason = 'no longer needed'): { entry: Entry; hash: string } {
+    return this.say('grant.revoked', { grantId, reason }, by);
   }
 }

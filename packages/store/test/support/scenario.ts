@@ -7,7 +7,8 @@ export const REASONS: readonly ReasonCode[] = ['GRANT_MISSING', 'POLICY_VIOLATIO
 
 /**
  * A deterministic mix of every statement type over `rounds` rounds: grants
- * proposed, cosigned, revoked and reauthorized; keys registered and revoked;
+ * proposed, co-signed, derived, revoked (with their derived grants) and
+ * re-authorised (co-signed or not); keys registered and revoked;
  * proposals allowed, blocked, confirmed by humans, denied or timed out;
  * intake rejections. Used by the rebuild test and the benchmark.
  */
@@ -25,6 +26,13 @@ export function buildScenario(ledger: LedgerBuilder, rounds: number, newSigner: 
       const grant = ledger.proposeGrant(id, agent, round % 8 === 0 ? ledger.admin : ledger.admin2, { scope: `scope-${round}` });
       grants.push({ id, hash: grant.hash });
       if (round % 12 !== 4) ledger.cosignGrant(id, grant.hash, round % 8 === 0 ? ledger.admin2 : ledger.admin);
+      if (round % 16 === 8) {
+        // A grant derived from it (same operation, lower tier, shorter window), and one derived from that, left unsigned:
+        // a revocation of the root ends both.
+        const child = ledger.proposeGrant(`${id}-child`, agent, ledger.admin2, { scope: `scope-${round}`, tier: 0, parentGrantId: id, expiresAt: '2026-11-20T00:00:00.000Z' });
+        ledger.cosignGrant(`${id}-child`, child.hash, ledger.admin);
+        ledger.proposeGrant(`${id}-grandchild`, agent, ledger.admin, { scope: `scope-${round}`, tier: 0, parentGrantId: `${id}-child`, expiresAt: '2026-11-10T00:00:00.000Z' });
+      }
     }
     if (round % 9 === 0 && grants.length > 2) {
       const old = grants[round % grants.length];
@@ -32,7 +40,11 @@ export function buildScenario(ledger: LedgerBuilder, rounds: number, newSigner: 
     }
     if (round % 11 === 0 && grants.length > 0) {
       const last = grants[grants.length - 1];
-      if (last !== undefined) ledger.say('grant.reauthorized', { grantId: last.id, grant: last.hash, expiresAt: '2027-02-01T00:00:00.000Z' }, ledger.admin2);
+      if (last !== undefined) {
+        const reauthorization = ledger.say('grant.reauthorized', { grantId: last.id, grant: last.hash, expiresAt: '2027-02-01T00:00:00.000Z' }, ledger.admin2);
+        // Every other re-authorisation is co-signed (takes effect); the rest wait.
+        if (round % 22 === 0) ledger.cosignGrant(last.id, reauthorization.hash, ledger.admin);
+      }
     }
 
     const proposal = ledger.propose(agent, { scope: `round-${round}`, args: { amountUsd: round * 10 } });

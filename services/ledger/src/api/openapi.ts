@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { KNOWN_CODES } from '@agent-ledger/refusals';
 import { EnvelopeSchema } from '@agent-ledger/core';
+import { DecisionTrailSchema, GrantTrailSchema } from './trail-schema.js';
 
 const errorSchema = {
   type: 'object',
@@ -8,13 +9,22 @@ const errorSchema = {
   properties: { error: { type: 'object', required: ['code', 'message', 'retryable'], properties: { code: { type: 'string', enum: [...KNOWN_CODES] }, message: { type: 'string' }, retryable: { type: 'boolean' } } } },
 };
 const refusal = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+const json = (description: string, schema: string) => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } });
+const toSchema = (schema: z.ZodType): Record<string, unknown> => z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as Record<string, unknown>;
 
 /** The OpenAPI 3.1 document of the HTTP API (request schemas generated from the zod sources). */
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: { title: 'agent-ledger API', version: '1.0.0', description: 'Signed, hash-chained audit ledger and action firewall for AI agents.' },
-    components: { schemas: { Envelope: z.toJSONSchema(EnvelopeSchema, { target: 'draft-2020-12' }), Error: errorSchema } },
+    components: {
+      schemas: {
+        Envelope: z.toJSONSchema(EnvelopeSchema, { target: 'draft-2020-12' }),
+        Error: errorSchema,
+        GrantTrail: toSchema(GrantTrailSchema),
+        DecisionTrail: toSchema(DecisionTrailSchema),
+      },
+    },
     paths: {
       '/v1/statements': {
         post: {
@@ -28,6 +38,23 @@ export function openApiDocument(): Record<string, unknown> {
           summary: "Long-poll one proposal's final decision (woken by Postgres LISTEN/NOTIFY)",
           parameters: [{ name: 'proposal', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, { name: 'waitMs', in: 'query', schema: { type: 'integer', maximum: 60000 } }],
           responses: { '200': { description: 'The decision' }, '202': { description: 'No decision yet' }, '400': refusal('SCHEMA_INVALID') },
+        },
+      },
+      '/v1/decisions/{proposal}/trail': {
+        get: {
+          summary: "A proposal's final decision and the grant chain behind it: the cited grant with its events, then its parent, up to the root grant (empty when no grant was cited)",
+          parameters: [{ name: 'proposal', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
+          responses: { '200': json('The decision and its grant chain', 'DecisionTrail'), '400': refusal('SCHEMA_INVALID'), '404': refusal('GRANT_MISSING: no final decision (yet)') },
+        },
+      },
+      '/v1/grants/{grantId}/trail': {
+        get: {
+          summary: "A grant's paper trail: its row, its events in ledger order (proposed, co-signed, re-authorised, revoked, with authority indexes), its parent chain, the grants derived from it and the decisions that cited it",
+          parameters: [
+            { name: 'grantId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } },
+            { name: 'limit', in: 'query', description: 'decision records listed (all are counted); default 1000', schema: { type: 'integer', minimum: 1, maximum: 10000 } },
+          ],
+          responses: { '200': json('The trail', 'GrantTrail'), '400': refusal('SCHEMA_INVALID'), '404': refusal('GRANT_MISSING: no such grant (yet)') },
         },
       },
       '/v1/pending': { get: { summary: 'The pending-approval queue', responses: { '200': { description: 'Pending confirmations' } } } },

@@ -14,7 +14,17 @@ import {
   type Envelope,
 } from '@agent-ledger/core';
 import type { LogBus } from '@agent-ledger/kafka';
-import { DECISION_CHANNEL, decisionFor, listGrants, listPending, refusalMetrics, enforcementRecords } from '@agent-ledger/store';
+import {
+  DECISION_CHANNEL,
+  MAX_QUERY_LIMIT,
+  decisionFor,
+  decisionTrail,
+  enforcementRecords,
+  grantTrail,
+  listGrants,
+  listPending,
+  refusalMetrics,
+} from '@agent-ledger/store';
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { TopicNames } from '../topics.js';
 import type { LogIndex } from './log-index.js';
@@ -40,6 +50,10 @@ export interface ApiDeps {
 
 const BODY_LIMIT = 256 * 1024;
 const MAX_WAIT_MS = 60_000;
+/** A grant id is up to 256 characters (`grant.proposed`); percent-encoded in a path it may take 12 bytes each. */
+const MAX_PARAM_LENGTH = 256 * 12;
+/** Decisions a grant trail lists by default (all are counted). */
+const TRAIL_DECISIONS = 1000;
 
 /**
  * The HTTP API (fastify). Every body goes through the core's strict parser
@@ -55,7 +69,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   const waitSeconds = new Histogram({ name: 'ledger_api_decision_wait_seconds', help: 'Time a long-poll waited for its decision', buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
   new Gauge({ name: 'ledger_authority_index', help: 'Authority entries folded by this process', registers: [registry], collect() { this.set(deps.follower.current().size); } });
 
-  const app = Fastify({ bodyLimit: BODY_LIMIT, logger: false });
+  const app = Fastify({ bodyLimit: BODY_LIMIT, logger: false, routerOptions: { maxParamLength: MAX_PARAM_LENGTH } });
   // Raw bytes in, so the strict parser (not fastify's JSON.parse) sees every body.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_req, body, done) => done(null, body));
@@ -149,6 +163,21 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     return reply.send({ proposal, decision, entry: JSON.parse(text) as unknown });
   });
 
+  // Paper trails. An unknown grant or decision is GRANT_MISSING (404), retryable: the projection may not have it yet.
+  app.get<{ Params: { grantId: string }; Querystring: { limit?: string } }>('/v1/grants/:grantId/trail', async (req) => {
+    const grantId = checkGrantId(req.params.grantId);
+    const decisionLimit = Math.min(parseWholeNumber(req.query.limit ?? String(TRAIL_DECISIONS), 'limit'), MAX_QUERY_LIMIT);
+    const trail = await grantTrail(deps.pool, grantId, { decisionLimit });
+    if (trail === null) throw new LedgerError(ReasonCode.GRANT_MISSING, `no grant ${grantId} in the projection`, { retryable: true });
+    return trail;
+  });
+  app.get<{ Params: { proposal: string } }>('/v1/decisions/:proposal/trail', async (req) => {
+    const proposal = req.params.proposal;
+    if (!Hash.safeParse(proposal).success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'proposal must be a 64-hex statement hash');
+    const trail = await decisionTrail(deps.pool, proposal);
+    if (trail === null) throw new LedgerError(ReasonCode.GRANT_MISSING, `no final decision about proposal ${proposal} in the projection`, { retryable: true });
+    return { proposal, ...trail };
+  });
   app.get<{ Querystring: { limit?: string } }>('/v1/pending', async (req) => ({ pending: await listPending(deps.pool, { limit: Math.min(parseWholeNumber(req.query.limit ?? '100', 'limit'), 1000) }) }));
   app.get<{ Querystring: { agentId?: string } }>('/v1/grants', async (req) => ({ grants: await listGrants(deps.pool, req.query.agentId === undefined ? {} : { agentId: req.query.agentId }) }));
   app.get('/v1/refusals/metrics', async () => ({ metrics: await refusalMetrics(deps.pool, {}) }));
@@ -194,6 +223,12 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       listener.release();
     },
   };
+}
+
+/** A grant id from a path (untrusted): what `grant.proposed` allows, 1 to 256 characters. */
+function checkGrantId(text: string): string {
+  if (text.length < 1 || text.length > 256) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'a grant id is 1 to 256 characters');
+  return text;
 }
 
 function parseWholeNumber(text: string, name: string): number {

@@ -1,6 +1,7 @@
 import { LedgerClient } from '@agent-ledger/client';
 import type { BodyOf, Signer } from '@agent-ledger/core';
 import type { LedgerHome } from '../home.js';
+import { fetchGrantTrail, formatGrantTrail } from '../commands/grants.js';
 import { SCENARIOS, prng, pickScenario, type Scenario } from './scenarios.js';
 
 /** Outcome counts of a drive. */
@@ -18,11 +19,28 @@ async function getJson<T>(url: string): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** Polls the grant table until `done` holds for it (the projection follows the log asynchronously). */
+async function untilGrants(baseUrl: string, done: (grants: readonly GrantListing[]) => boolean): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { grants } = await getJson<{ grants: GrantListing[] }>(`${baseUrl}/v1/grants`);
+    if (done(grants)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+interface GrantListing {
+  readonly grantId: string;
+  readonly status: string;
+  readonly reauthorizedAt: number | null;
+}
+
 /**
  * Drives a realistic stream of agent proposals through the running ledger
- * with the SDK: an admin writes a grant that a second admin co-signs, then
- * agents propose; approvers approve or deny some confirmations with signed
- * responses and leave others to time out. Returns what the gate decided.
+ * with the SDK: an admin writes a grant that a second admin co-signs, the
+ * second admin re-authorises it and the first co-signs that, then agents
+ * propose; approvers approve or deny some confirmations with signed
+ * responses and leave others to time out. Logs the grant's paper trail at
+ * the end and returns what the gate decided.
  */
 export async function drive(home: LedgerHome, options: { proposals: number; seed?: number; log?: (line: string) => void }): Promise<DriveSummary> {
   const log = options.log ?? (() => undefined);
@@ -51,12 +69,13 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
   });
   const submittedBlock = await alice.submit(blockGrant);
   await bob.submit(bob.sign('grant.cosigned', { grantId: `grant-block-${now}`, grant: submittedBlock.statementHash }));
-  for (let i = 0; i < 200; i++) {
-    const { grants } = await getJson<{ grants: { grantId: string; status: string }[] }>(`${baseUrl}/v1/grants`);
-    if (grants.filter((g) => g.grantId.endsWith(String(now)) && g.status === 'active').length === 2) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await untilGrants(baseUrl, (grants) => grants.filter((g) => g.grantId.endsWith(String(now)) && g.status === 'active').length === 2);
   log('grants written and co-signed (four eyes)');
+  // Re-authorisation, four eyes again: bob moves the end of the window, alice co-signs that exact statement.
+  const reauthorization = await bob.submit(bob.sign('grant.reauthorized', { grantId, grant: submittedGrant.statementHash, expiresAt: new Date(now + 20 * 86_400_000).toISOString() }));
+  await alice.submit(alice.sign('grant.cosigned', { grantId, grant: reauthorization.statementHash }));
+  await untilGrants(baseUrl, (grants) => grants.some((g) => g.grantId === grantId && g.reauthorizedAt !== null));
+  log(`grant ${grantId} re-authorised by admin:bob and co-signed by admin:alice`);
 
   const outcomes: Record<string, number> = {};
   const codes: Record<string, number> = {};
@@ -119,5 +138,7 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
     );
   }
   await Promise.all(waits);
+  log(`paper trail of ${grantId} (ledger grants trail ${grantId}):`);
+  for (const line of formatGrantTrail(await fetchGrantTrail(baseUrl, grantId))) log(`  ${line}`);
   return { proposals: options.proposals, outcomes, codes, approvals, denials };
 }
