@@ -56,3 +56,15 @@ echo "== exporting the committed log"
 ledger export --out "$home/export.ndjson"
 echo "== verifying the export offline"
 ledger verify-chain "$home/export.ndjson" --trust-root "$home/trust-root.json"
+echo "== what the log holds, by statement type (screenings, escalations, grant writes, signals...)"
+node -e '
+const counts = {};
+for (const line of require("fs").readFileSync(process.argv[1], "utf8").split("\n")) {
+  const parsed = line === "" ? null : JSON.parse(line);
+  if (parsed?.kind !== "entry") continue;
+  const s = parsed.envelope.statement;
+  const detail = s.type === "screening.verdict" ? `:${s.body.verdict}` : s.type === "escalation.raised" ? `:${s.body.level}` : s.type === "human.response" ? `:${s.body.assurance}` : "";
+  counts[s.type + detail] = (counts[s.type + detail] ?? 0) + 1;
+}
+for (const [type, n] of Object.entries(counts).sort()) console.log(`  ${type.padEnd(32)} ${n}`);
+' "$home/export.ndjson"
