@@ -14,6 +14,7 @@ import {
 } from '@agent-ledger/core';
 import { Exit, UsageError } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
+import { getJson } from './http.js';
 
 /** Options of `ledger approve`. */
 export interface ApproveOptions {
@@ -98,22 +99,6 @@ interface PendingRow {
   readonly approvalsRequired: number;
   readonly approvedBy: string[];
   readonly status: string;
-}
-
-async function getJson(url: string): Promise<{ status: number; body: unknown }> {
-  let response: Response;
-  try {
-    response = await fetch(url);
-  } catch (err) {
-    throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `cannot reach ${url}: ${(err as Error).message}`, { retryable: true, cause: err });
-  }
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch (err) {
-    throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${url}: the answer is not JSON`, { cause: err });
-  }
-  return { status: response.status, body };
 }
 
 /** An entry from the API (untrusted): schema-checked, its single signature verified. */

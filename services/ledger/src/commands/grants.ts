@@ -3,6 +3,7 @@ import { LedgerError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
 import { Hash } from '@agent-ledger/core';
 import { Exit } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
+import { getJson } from './http.js';
 import {
   DecisionTrailSchema,
   GrantTrailSchema,
@@ -54,23 +55,12 @@ function checkApiUrl(text: string): string {
  * expected JSON becomes a typed error too.
  */
 async function getTrail<S extends z.ZodType>(url: string, schema: S): Promise<z.infer<S>> {
-  let response: Response;
-  try {
-    response = await fetch(url);
-  } catch (err) {
-    throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `cannot reach ${url}: ${(err as Error).message}`, { retryable: true, cause: err });
-  }
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch (err) {
-    throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${url}: HTTP ${response.status}, the answer is not JSON`, { cause: err });
-  }
-  if (response.status !== 200) {
+  const { status, body } = await getJson(url);
+  if (status !== 200) {
     const error = (body as { error?: { code?: unknown; message?: unknown; retryable?: unknown } } | null)?.error;
     const code = isReasonCode(error?.code) ? error.code : ReasonCode.INTEGRITY_FAILURE;
-    const message = typeof error?.message === 'string' ? error.message : `HTTP ${response.status}`;
-    throw new LedgerError(code, message, { retryable: error?.retryable === true || response.status >= 500 });
+    const message = typeof error?.message === 'string' ? error.message : `HTTP ${status}`;
+    throw new LedgerError(code, message, { retryable: error?.retryable === true || status >= 500 });
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
