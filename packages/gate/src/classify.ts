@@ -1,9 +1,9 @@
 import { BoundedCache } from './bounded-cache.js';
-import { ALL_RULES, COMPILED_SIGNAL_RULES, FactBit, Field, Flag, UNINSPECTABLE_INDEX, UNKNOWN_HOST_INDEX, holds, type ClauseInput } from './field-matchers.js';
+import { ALL_RULES, COMPILED_SIGNAL_RULES, Flag, UNINSPECTABLE_INDEX, UNKNOWN_HOST_INDEX, alternativeHolds } from './field-matchers.js';
 import { dequoteShell } from './normalize.js';
 import { DEFAULT_CONFIG, type GateConfig } from './options.js';
 import { PATTERN_RULES, URL_AUTHORITY, type PatternRule } from './pattern-rules.js';
-import { readProposal, type ProposalViews } from './proposal-views.js';
+import { TargetFacts, readProposal, targetClauses, targetSignature, targetView, type ProposalViews } from './proposal-views.js';
 import { CRISIS_SUPPORT_COMPANIONS } from './signal-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
@@ -37,14 +37,14 @@ const SUPPORT_COMPANION = Uint8Array.from(ALL_RULES, (rule) => (CRISIS_SUPPORT_C
  * Scratch of one classification: decide() is synchronous and never
  * re-entered, so one module-level instance serves every call.
  */
-const input: ClauseInput = { masks: new Int32Array(8), flags: 0, action: '', fired: new Uint8Array(ALL_RULES.length) };
+const fired = new Uint8Array(ALL_RULES.length);
 const tally = { tier: 0 as Tier, risk: 0, destructive: false };
 const NET_FETCH_INDEX = PATTERN_RULES.findIndex((rule) => rule.id === 'pattern.net_fetch');
 
 function fire(index: number, out: string[]): void {
-  if (input.fired[index] === 1) return;
+  if (fired[index] === 1) return;
   const rule = ALL_RULES[index] as (typeof ALL_RULES)[number];
-  input.fired[index] = 1;
+  fired[index] = 1;
   out.push(rule.id);
   if (rule.tier > tally.tier) tally.tier = rule.tier;
   tally.risk += rule.weight;
@@ -121,8 +121,17 @@ function flagsOf(views: ProposalViews, crisis: boolean): number {
   const recipient = views.recipient.normal;
   let flags = 0;
   if (SELF_RECIPIENTS.has(recipient) || (recipient !== '' && (recipient === views.agent.normal || recipient === self))) flags |= Flag.recipientIsSelf;
-  if ((views.target.mask & FactBit.targetSelfWords) !== 0 || containsWords(views.target.word, views.agent.nameWords)) flags |= Flag.targetNamesSelf;
-  if (namesOther(views.target.agentNames, self) || namesOther(views.args.agentNames, self)) flags |= Flag.namesOtherAgent;
+  const target = views.target;
+  const agent = views.agent;
+  // The packed facts settle most proposals without the target's whole view: its
+  // words are read only when the agent's name could be among them (signatures).
+  if (
+    (target & TargetFacts.selfWords) !== 0 ||
+    (agent.nameWords !== '' && (agent.nameBits & ~targetSignature(target)) === 0 && containsWords(targetView(views.targetText).word, agent.nameWords))
+  ) {
+    flags |= Flag.targetNamesSelf;
+  }
+  if (((target & TargetFacts.namesAgents) !== 0 && namesOther(targetView(views.targetText).agentNames, self)) || namesOther(views.args.agentNames, self)) flags |= Flag.namesOtherAgent;
   if (crisis) flags |= Flag.crisisMode;
   return flags;
 }
@@ -130,11 +139,11 @@ function flagsOf(views: ProposalViews, crisis: boolean): number {
 /**
  * Runs every rule over one proposal and appends the ids of those that fire
  * to `out` (the decision's reasons), in table order; the result's `rules` is
- * `out` itself. The internal form of {@link classify}, used by decide().
+ * `out` itself. The internal form of {@link classify}, used by decide(),
+ * which passes the target's packed facts when it already has them (else -1).
  */
-export function classifyInto(out: string[], proposal: Partial<Proposal>, context: Partial<DecideContext>, config: GateConfig): Classification {
-  const views = readProposal(proposal, context.environment);
-  const fired = input.fired;
+export function classifyInto(out: string[], proposal: Partial<Proposal>, context: Partial<DecideContext>, config: GateConfig, targetFacts = -1): Classification {
+  const views = readProposal(proposal, context.environment, targetFacts);
   fired.fill(0);
   tally.tier = 0;
   tally.risk = 0;
@@ -149,27 +158,12 @@ export function classifyInto(out: string[], proposal: Partial<Proposal>, context
   if (views.uninspectable) fire(UNINSPECTABLE_INDEX, out);
 
   // Behavioural, context and crisis rules.
-  const masks = input.masks;
-  masks[Field.tool] = views.tool.mask;
-  masks[Field.action] = views.action.mask;
-  masks[Field.target] = views.target.mask;
-  masks[Field.scope] = views.scope.mask;
-  masks[Field.recipient] = views.recipient.mask;
-  masks[Field.environment] = views.environment.mask;
-  masks[Field.argKeys] = views.argKeys.mask;
-  masks[Field.argValues] = views.args.mask;
-  input.flags = flagsOf(views, context.crisis === true);
-  input.action = views.action.word;
+  const clauses =
+    views.tool.clauses | views.action.clauses | targetClauses(views.target) | views.scope | views.recipient.clauses | views.environment.clauses | views.argKeys.clauses | views.args.clauses;
+  const flags = flagsOf(views, context.crisis === true);
   for (const compiled of COMPILED_SIGNAL_RULES) {
     for (const alternative of compiled.alternatives) {
-      let all = true;
-      for (const clause of alternative) {
-        if (!holds(clause, input)) {
-          all = false;
-          break;
-        }
-      }
-      if (all) {
+      if (alternativeHolds(alternative, clauses, flags, fired)) {
         fire(compiled.index, out);
         break;
       }

@@ -1,8 +1,9 @@
 import { ReasonCode, formatRefusal } from '@agent-ledger/refusals';
 import { classifyInto, type Classification } from './classify.js';
-import { findGrants, type GateState, type GrantFindings, type GrantRecord } from './grants.js';
+import { lookUpGrants, type GateState, type GrantFindings, type GrantRecord, type TargetNode } from './grants.js';
 import type { GateOptions } from './options.js';
 import { PATTERN_RULES } from './pattern-rules.js';
+import { targetFacts } from './proposal-views.js';
 import type { DecideCommand, GateDecision, Outcome } from './types.js';
 
 /**
@@ -136,8 +137,10 @@ export function decide(command: DecideCommand, state: GateState, options?: GateO
 function decideUnchecked(command: DecideCommand, state: GateState, options: GateOptions | undefined): GateDecision {
   const proposal = command.proposal;
   const reasons: string[] = [];
-  const classification = classifyInto(reasons, proposal, command.context ?? {}, state.config);
-  const grants = findGrants(state, proposal, command.now, findings);
+  // The grant table first: the node of the proposal's target, when there is one, knows the target's classifier facts.
+  const exact = lookUpGrants(state, proposal, command.now, findings);
+  const classification = classifyInto(reasons, proposal, command.context ?? {}, state.config, exact === undefined ? -1 : factsOf(exact));
+  const grants = findings;
 
   if (grants.block !== null) {
     reasons.push(`grant.blocked:${recordable(grants.block.grantId)}`, PRECEDENCE[0]);
@@ -194,6 +197,12 @@ function decideUnchecked(command: DecideCommand, state: GateState, options: Gate
   reasons.push(thresholdReason(command, state, limit), PRECEDENCE[7]);
   recordFreeText(reasons, command);
   return decision('verify_first', classification, needsHuman.code, needsHuman.refusal, null, reasons);
+}
+
+/** The packed classifier facts of a node's target, remembered on the node (grants.ts, TargetNode). */
+function factsOf(node: TargetNode): number {
+  if (node.targetFacts === -1) node.targetFacts = targetFacts(node.targetResource);
+  return node.targetFacts;
 }
 
 /**

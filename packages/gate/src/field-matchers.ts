@@ -6,8 +6,10 @@ import { SIGNAL_RULES, type SignalClause, type SignalField, type SignalFlag, typ
  * The signal-rule table compiled once at load: for each field, the list of
  * regular expressions that ever run on it (so a field value is matched once,
  * its answers kept as a bit mask, and remembered per distinct value), and
- * each rule's clauses as data over those masks. The tables in
- * signal-rules.ts stay the single source; nothing here adds a rule.
+ * each rule's clauses as bits over those masks: a proposal's clauses are
+ * then an OR of its fields' clause bits, and an alternative a few integer
+ * tests. The tables in signal-rules.ts stay the single source; nothing here
+ * adds a rule.
  */
 
 /** Field numbers, in the order of {@link FIELDS}. */
@@ -58,74 +60,112 @@ export const UNKNOWN_HOST_INDEX = PATTERN_RULES.length;
 /** Index of {@link UNINSPECTABLE_RULE} in {@link ALL_RULES}. */
 export const UNINSPECTABLE_INDEX = PATTERN_RULES.length + 1;
 
-/** What compiled clauses read: the field masks, the flag bits, the action in word form, the rules fired so far. */
-export interface ClauseInput {
-  readonly masks: Int32Array;
-  flags: number;
-  action: string;
-  readonly fired: Uint8Array;
+/**
+ * Clause bits. Every field clause and every action-set clause of the signal
+ * tables gets one bit; a field value's clause bits say which of those clauses
+ * it satisfies (computed once per distinct value, from its matcher mask), so
+ * the clauses of a whole proposal are the OR of its fields' clause bits.
+ */
+const clauseBitsByMatcher: number[][] = FIELDS.map(() => []);
+const actionSetClauses: { readonly actions: ReadonlySet<string>; readonly bit: number }[] = [];
+let clauseCount = 0;
+
+function nextClauseBit(): number {
+  if (clauseCount > 30) throw new RangeError('more than 31 field and action clauses in the signal tables');
+  return 1 << clauseCount++;
+}
+
+/** The clause bits of a value of `field` whose matcher mask is `mask`. */
+export function clauseBits(field: number, mask: number): number {
+  const byMatcher = clauseBitsByMatcher[field] as number[];
+  let bits = 0;
+  for (let i = 0; i < byMatcher.length; i++) if ((mask & (1 << i)) !== 0) bits |= byMatcher[i] as number;
+  return bits;
+}
+
+/** Every clause bit a value of `field` can have, lowest first. */
+export function fieldClauses(field: number): readonly number[] {
+  let all = 0;
+  for (const bits of clauseBitsByMatcher[field] as number[]) all |= bits;
+  const list: number[] = [];
+  for (let bit = 1; bit !== 0 && all !== 0; bit <<= 1) {
+    if ((all & bit) !== 0) list.push(bit);
+    all &= ~bit;
+  }
+  return list;
+}
+
+/** The clause bits of an action type: its field clauses (from `mask`) and the action sets its word form `word` belongs to. */
+export function actionClauseBits(word: string, mask: number): number {
+  let bits = clauseBits(Field.action, mask);
+  for (const { actions, bit } of actionSetClauses) if (actions.has(word)) bits |= bit;
+  return bits;
 }
 
 /**
- * A clause as data, evaluated by {@link holds} (one switch, one shape: a
- * predicate per clause would make the call site megamorphic and slow).
+ * One alternative of a signal rule (an AND of its clauses) as data: it holds
+ * when every clause bit in `need` is set, the flags under `flagMask` equal
+ * `flagWant`, and every rule in `fired` has fired.
  */
-export interface CompiledClause {
-  /** 0 field, 1 flag, 2 action in a set, 3 an earlier rule fired. */
-  readonly kind: 0 | 1 | 2 | 3;
-  /** Field clauses: the fields and, for each, the bit of the clause's matcher. */
-  readonly fields: Int32Array;
-  readonly bits: Int32Array;
-  /** Flag clauses: the flag bit and whether it must be set. */
-  readonly flag: number;
-  readonly expected: boolean;
-  /** Action clauses. */
-  readonly actions: ReadonlySet<string> | null;
-  /** Fired clauses: the rule's index in ALL_RULES. */
-  readonly ruleIndex: number;
+export interface CompiledAlternative {
+  readonly need: number;
+  readonly flagMask: number;
+  readonly flagWant: number;
+  /** Indexes in ALL_RULES of the rules that must have fired. */
+  readonly fired: Int32Array;
 }
 
-const NO_NUMBERS = new Int32Array(0);
-
-function compileClause(clause: SignalClause, ruleIndex: number): CompiledClause {
-  const blank = { fields: NO_NUMBERS, bits: NO_NUMBERS, flag: 0, expected: true, actions: null, ruleIndex: -1 };
-  if ('field' in clause) {
-    const fields = clause.field.map((name) => Field[name]);
-    return { ...blank, kind: 0, fields: Int32Array.from(fields), bits: Int32Array.from(fields, (field) => bitOf(field, clause.matches)) };
-  }
-  if ('flag' in clause) return { ...blank, kind: 1, flag: Flag[clause.flag], expected: clause.is };
-  if ('actionIn' in clause) return { ...blank, kind: 2, actions: clause.actionIn };
-  const index = RULE_INDEX.get(clause.fired);
-  if (index === undefined || index >= ruleIndex) throw new Error(`rule ${ALL_RULES[ruleIndex]?.id ?? '?'} depends on ${clause.fired}, which is not earlier in the tables`);
-  return { ...blank, kind: 3, ruleIndex: index };
-}
-
-/** True when the clause holds for `input`. */
-export function holds(clause: CompiledClause, input: ClauseInput): boolean {
-  switch (clause.kind) {
-    case 0: {
-      const { fields, bits } = clause;
-      for (let i = 0; i < fields.length; i++) if (((input.masks[fields[i] as number] as number) & (bits[i] as number)) !== 0) return true;
-      return false;
+function compileAlternative(alternative: readonly SignalClause[], ruleIndex: number): CompiledAlternative {
+  let need = 0;
+  let flagMask = 0;
+  let flagWant = 0;
+  const fired: number[] = [];
+  for (const clause of alternative) {
+    if ('field' in clause) {
+      const bit = nextClauseBit();
+      need |= bit;
+      for (const name of clause.field) {
+        const field = Field[name];
+        const at = 31 - Math.clz32(bitOf(field, clause.matches));
+        const byMatcher = clauseBitsByMatcher[field] as number[];
+        while (byMatcher.length <= at) byMatcher.push(0);
+        byMatcher[at] = (byMatcher[at] as number) | bit;
+      }
+    } else if ('flag' in clause) {
+      const bit = Flag[clause.flag];
+      if ((flagMask & bit) !== 0 && ((flagWant & bit) !== 0) !== clause.is) throw new Error(`rule ${ALL_RULES[ruleIndex]?.id ?? '?'} asks for flag ${clause.flag} both set and clear`);
+      flagMask |= bit;
+      if (clause.is) flagWant |= bit;
+    } else if ('actionIn' in clause) {
+      const bit = nextClauseBit();
+      need |= bit;
+      actionSetClauses.push({ actions: clause.actionIn, bit });
+    } else {
+      const index = RULE_INDEX.get(clause.fired);
+      if (index === undefined || index >= ruleIndex) throw new Error(`rule ${ALL_RULES[ruleIndex]?.id ?? '?'} depends on ${clause.fired}, which is not earlier in the tables`);
+      fired.push(index);
     }
-    case 1:
-      return ((input.flags & clause.flag) !== 0) === clause.expected;
-    case 2:
-      return (clause.actions as ReadonlySet<string>).has(input.action);
-    case 3:
-      return input.fired[clause.ruleIndex] === 1;
   }
+  return { need, flagMask, flagWant, fired: Int32Array.from(fired) };
 }
 
-/** A signal rule ready to run: its index in {@link ALL_RULES} and its alternatives (each an AND of clauses). */
+/** A signal rule ready to run: its index in {@link ALL_RULES} and its alternatives. */
 export interface CompiledSignalRule {
   readonly rule: SignalRule;
   readonly index: number;
-  readonly alternatives: readonly (readonly CompiledClause[])[];
+  readonly alternatives: readonly CompiledAlternative[];
 }
 
 /** {@link SIGNAL_RULES}, compiled. */
 export const COMPILED_SIGNAL_RULES: readonly CompiledSignalRule[] = SIGNAL_RULES.map((rule) => {
   const index = RULE_INDEX.get(rule.id) as number;
-  return { rule, index, alternatives: rule.when.map((alternative) => alternative.map((clause) => compileClause(clause, index))) };
+  return { rule, index, alternatives: rule.when.map((alternative) => compileAlternative(alternative, index)) };
 });
+
+/** True when the alternative holds for a proposal's clause bits and flags, given the rules fired so far. */
+export function alternativeHolds(alternative: CompiledAlternative, clauses: number, flags: number, fired: Uint8Array): boolean {
+  if ((clauses & alternative.need) !== alternative.need || (flags & alternative.flagMask) !== alternative.flagWant) return false;
+  const required = alternative.fired;
+  for (let i = 0; i < required.length; i++) if (fired[required[i] as number] !== 1) return false;
+  return true;
+}

@@ -36,10 +36,23 @@ export interface GrantRecord {
 export type GrantStatus = 'proposed' | 'active' | 'revoked';
 
 /** Grants of one (agentId, actionType, targetResource), by recipient; each list is scanned for the scope. */
-interface TargetNode {
+export interface TargetNode {
+  readonly targetResource: string;
   /** Active allow grants under this node, whatever their window: near misses are counted against it. */
   activeAllow: number;
+  /**
+   * The node's grant while it has exactly one (most nodes), else null: an
+   * exact lookup then reads the grant itself instead of a map and a list.
+   */
+  only: GrantRecord | null;
   readonly byRecipient: Map<string, GrantRecord[]>;
+  /**
+   * The classifier's packed facts of `targetResource` (proposal-views.ts,
+   * TargetFacts), or -1 until decide() first finds the node: a cache of a
+   * pure function of the node's key, kept here so that a proposal with grants
+   * costs one look-up of its target, not two (decide.ts).
+   */
+  targetFacts: number;
 }
 
 /**
@@ -48,7 +61,8 @@ interface TargetNode {
  * Grants are indexed through nested maps, agentId -> actionType ->
  * targetResource -> recipient, and the last list is scanned for the scope:
  * exact for any strings (no separator to collide), no allocation per lookup,
- * and the proposal's strings keep the hashes the classifier already computed.
+ * and the proposal's strings keep the hashes computed here for the
+ * classifier's memos (decide() looks the grants up first).
  * The node of (agentId, actionType, targetResource) is also the index of near
  * misses (same agent, action and target; another recipient or scope). Read
  * the state through {@link decide} and {@link grantStatus}; its members may
@@ -96,13 +110,14 @@ function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 function targetNode(state: GateState, g: { agentId: string; actionType: string; targetResource: string }): TargetNode {
   const byAction = child(state.byTarget, g.agentId, () => new Map<string, Map<string, TargetNode>>());
   const byResource = child(byAction, g.actionType, () => new Map<string, TargetNode>());
-  return child(byResource, g.targetResource, () => ({ activeAllow: 0, byRecipient: new Map<string, GrantRecord[]>() }));
+  return child(byResource, g.targetResource, (): TargetNode => ({ targetResource: g.targetResource, activeAllow: 0, only: null, byRecipient: new Map<string, GrantRecord[]>(), targetFacts: -1 }));
 }
 
 function insert(state: GateState, grant: GrantRecord): void {
   state.grants.set(grant.grantId, grant);
   if (isPattern(grant.targetResource) || isPattern(grant.recipient) || isPattern(grant.scope)) state.patternGrants += 1;
   const node = targetNode(state, grant);
+  node.only = node.byRecipient.size === 0 ? grant : null;
   child(node.byRecipient, grant.recipient, () => [] as GrantRecord[]).push(grant);
   if (isActive(grant) && grant.effect === 'allow') node.activeAllow += 1;
 }
@@ -349,12 +364,23 @@ export function findGrants(
   now: number,
   findings: GrantFindings,
 ): GrantFindings {
+  lookUpGrants(state, operation, now, findings);
+  return findings;
+}
+
+/** {@link findGrants}, returning the node of the operation's exact (agentId, actionType, targetResource), if any. */
+export function lookUpGrants(
+  state: GateState,
+  operation: { readonly agentId: unknown; readonly actionType: unknown; readonly targetResource: unknown; readonly recipient: unknown; readonly scope: unknown },
+  now: number,
+  findings: GrantFindings,
+): TargetNode | undefined {
   findings.block = null;
   findings.allow = null;
   findings.expired = null;
   findings.nearMiss = false;
   const byResource = state.byTarget.get(operation.agentId as string)?.get(operation.actionType as string);
-  if (byResource === undefined) return findings;
+  if (byResource === undefined) return undefined;
   const resource = operation.targetResource as string;
   let activeAllow = 0;
   let matchingAllow = 0;
@@ -372,7 +398,7 @@ export function findGrants(
     }
   }
   findings.nearMiss = activeAllow > matchingAllow;
-  return findings;
+  return exact;
 }
 
 /** Scans one resource node for grants whose recipient and scope match; returns how many active allow grants matched. */
@@ -387,6 +413,9 @@ function scanNode(
   const scope = operation.scope as string;
   let matched = 0;
   if (!patterns) {
+    const only = node.only;
+    // The map's key equality (SameValueZero) on the one grant's recipient.
+    if (only !== null) return only.recipient === recipient || (only.recipient !== only.recipient && recipient !== recipient) ? scanGrant(only, scope, now, findings, false) : 0;
     const list = node.byRecipient.get(recipient);
     return list === undefined ? 0 : scanList(list, scope, now, findings, false);
   }
@@ -397,20 +426,22 @@ function scanNode(
 }
 
 function scanList(list: readonly GrantRecord[], scope: string, now: number, findings: GrantFindings, patterns: boolean): number {
-  // A non-finite `now` is no instant: no allow grant is in its window, and every block grant is (fail closed).
-  const known = Number.isFinite(now);
   let matched = 0;
-  for (const grant of list) {
-    if (!isActive(grant)) continue;
-    if (grant.scope !== scope && !(patterns && typeof scope === 'string' && covers(grant.scope, scope))) continue;
-    const inWindow = grant.notBefore <= now && now < grant.expiresAt;
-    if (grant.effect === 'block') {
-      if ((inWindow || !known) && findings.block === null) findings.block = grant;
-      continue;
-    }
-    matched += 1;
-    if (inWindow) findings.allow ??= grant;
-    else findings.expired ??= grant;
-  }
+  for (const grant of list) matched += scanGrant(grant, scope, now, findings, patterns);
   return matched;
+}
+
+/** Records a grant whose recipient matches in `findings`; 1 when it is an active allow grant whose scope matches too, else 0. */
+function scanGrant(grant: GrantRecord, scope: string, now: number, findings: GrantFindings, patterns: boolean): number {
+  if (!isActive(grant)) return 0;
+  if (grant.scope !== scope && !(patterns && typeof scope === 'string' && covers(grant.scope, scope))) return 0;
+  const inWindow = grant.notBefore <= now && now < grant.expiresAt;
+  if (grant.effect === 'block') {
+    // A non-finite `now` is no instant: no allow grant is in its window, and every block grant is (fail closed).
+    if ((inWindow || !Number.isFinite(now)) && findings.block === null) findings.block = grant;
+    return 0;
+  }
+  if (inWindow) findings.allow ??= grant;
+  else findings.expired ??= grant;
+  return 1;
 }

@@ -1,5 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
-import { FactBit, Field, WORD_FORM, matchMask } from './field-matchers.js';
+import { FactBit, Field, WORD_FORM, actionClauseBits, clauseBits, fieldClauses, matchMask } from './field-matchers.js';
 import { normalizeText, wordForm } from './normalize.js';
 
 /**
@@ -46,12 +46,31 @@ export interface FieldView {
   readonly word: string;
   /** One bit per matcher of the field (field-matchers.ts) that matches. */
   readonly mask: number;
+  /** The signal-rule clauses the value satisfies (field-matchers.ts, clauseBits). */
+  readonly clauses: number;
 }
 
 /** A field that can name agents (the target, the arguments): the names it mentions. */
 export interface NamingFieldView extends FieldView {
   readonly agentNames: readonly string[];
 }
+
+/**
+ * What the classifier needs of the target, packed into one small integer: a
+ * memo whose values are numbers costs no object to read, and the target is
+ * the most varied field, its memo the one least likely to be in cache.
+ * Bits 0-7 are the target's clause bits renumbered ({@link targetClauses}),
+ * then the two flags below, then from bit {@link TargetFacts.signatureShift}
+ * the signature of its words ({@link wordBits}). The whole view is read
+ * ({@link targetView}) only when these do not settle a flag.
+ */
+export const TargetFacts = {
+  /** The target says self, myself or own (FactBit.targetSelfWords). */
+  selfWords: 1 << 8,
+  /** The target names agents (its view's `agentNames` is not empty). */
+  namesAgents: 1 << 9,
+  signatureShift: 10,
+} as const;
 
 /** The tool: its field view and what kind of tool it is. */
 export interface ToolView extends FieldView {
@@ -66,6 +85,8 @@ export interface AgentView {
   readonly name: string;
   /** The name in word form (`billing bot`). */
   readonly nameWords: string;
+  /** The signature of `nameWords` ({@link wordBits}): compared with a target's ({@link TargetFacts}). */
+  readonly nameBits: number;
 }
 
 /**
@@ -77,8 +98,12 @@ export interface ProposalViews {
   readonly agent: AgentView;
   readonly tool: ToolView;
   readonly action: FieldView;
-  readonly target: NamingFieldView;
-  readonly scope: FieldView;
+  /** The target's packed facts ({@link TargetFacts}). */
+  readonly target: number;
+  /** The target as given, for {@link targetView}. */
+  readonly targetText: string;
+  /** The scope's clause bits. */
+  readonly scope: number;
   readonly recipient: FieldView;
   readonly environment: FieldView;
   readonly argKeys: FieldView;
@@ -106,10 +131,40 @@ function agentNames(normal: string, principals: boolean): readonly string[] {
 }
 const NO_NAMES: readonly string[] = Object.freeze([]);
 
+/** Bits of a word signature ({@link wordBits}). */
+const SIGNATURE_BITS = 20;
+
+/**
+ * The signature of the words of a word-form text (lowercase ASCII words,
+ * single spaces): one of {@link SIGNATURE_BITS} bits, picked by a hash of the
+ * word, per word. A word sequence that occurs in a text has each of its
+ * words' bits in the text's signature, so a bit of the needle missing from
+ * the text proves that the text does not contain it (without reading it).
+ */
+function wordBits(word: string): number {
+  let bits = 0;
+  let hash = 0;
+  let length = 0;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c === 32) {
+      if (length > 0) bits |= 1 << ((hash >>> 0) % SIGNATURE_BITS);
+      hash = 0;
+      length = 0;
+    } else {
+      hash = (Math.imul(hash, 31) + c) | 0;
+      length += 1;
+    }
+  }
+  if (length > 0) bits |= 1 << ((hash >>> 0) % SIGNATURE_BITS);
+  return bits;
+}
+
 function fieldView(field: number, raw: string): FieldView {
   const normal = normalizeText(raw);
   const word = WORD_FORM[field] === true ? wordForm(normal) : normal;
-  return { normal, word, mask: matchMask(field, word) };
+  const mask = matchMask(field, word);
+  return { normal, word, mask, clauses: field === Field.action ? actionClauseBits(word, mask) : clauseBits(field, mask) };
 }
 
 /** Canonical tool name: word form with `_` between words (`Run-Command` -> `run_command`). */
@@ -128,10 +183,10 @@ const MEMO_ENTRIES = 1_048_576;
 const MEMO_KEY_LENGTH = 1024;
 const toolMemo = new BoundedCache<ToolView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
 const actionMemo = new BoundedCache<FieldView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
-const targetMemo = new BoundedCache<NamingFieldView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
-const scopeMemo = new BoundedCache<FieldView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
+const targetMemo = new BoundedCache<number>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
+const targetViewMemo = new BoundedCache<NamingFieldView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
+const scopeMemo = new BoundedCache<number>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
 const environmentMemo = new BoundedCache<FieldView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
-const argKeysMemo = new BoundedCache<FieldView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
 const argsMemo = new BoundedCache<NamingFieldView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
 const agentMemo = new BoundedCache<AgentView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
 
@@ -146,8 +201,51 @@ const readTarget = (raw: string): NamingFieldView => {
   const view = fieldView(Field.target, raw);
   return { ...view, agentNames: agentNames(view.normal, true) };
 };
-const readScope = (raw: string): FieldView => fieldView(Field.scope, raw);
-const readRecipient = (raw: string): FieldView => fieldView(Field.recipient, raw);
+
+/** The target's clause bits, in the order of bits 0-7 of its packed facts. */
+const TARGET_CLAUSES = fieldClauses(Field.target);
+if (TARGET_CLAUSES.length > 8) throw new RangeError('more than 8 clauses on the target field');
+/** Clause bits of packed target facts, by their low byte. */
+const TARGET_CLAUSE_BITS = Int32Array.from({ length: 256 }, (_, low) => {
+  let bits = 0;
+  TARGET_CLAUSES.forEach((bit, i) => {
+    if ((low & (1 << i)) !== 0) bits |= bit;
+  });
+  return bits;
+});
+
+/** The clause bits of packed target facts. */
+export function targetClauses(facts: number): number {
+  return TARGET_CLAUSE_BITS[facts & 255] as number;
+}
+
+/** The word signature of packed target facts. */
+export function targetSignature(facts: number): number {
+  return facts >>> TargetFacts.signatureShift;
+}
+
+const readTargetFacts = (raw: string): number => {
+  const view = readTarget(raw);
+  let facts = 0;
+  TARGET_CLAUSES.forEach((bit, i) => {
+    if ((view.clauses & bit) !== 0) facts |= 1 << i;
+  });
+  if ((view.mask & FactBit.targetSelfWords) !== 0) facts |= TargetFacts.selfWords;
+  if (view.agentNames.length > 0) facts |= TargetFacts.namesAgents;
+  return facts | (wordBits(view.word) << TargetFacts.signatureShift);
+};
+
+/** The packed facts of a target ({@link TargetFacts}). */
+export function targetFacts(raw: unknown): number {
+  return targetMemo.get(text(raw), readTargetFacts);
+}
+
+/** The whole view of a target (`ProposalViews.targetText`), for what its packed facts do not settle. */
+export function targetView(raw: string): NamingFieldView {
+  return targetViewMemo.get(raw, readTarget);
+}
+
+const readScope = (raw: string): number => fieldView(Field.scope, raw).clauses;
 const readEnvironment = (raw: string): FieldView => fieldView(Field.environment, raw);
 /** Argument names arrive joined by NUL; each is put in word form, joined by ' | '. */
 const readArgKeys = (joined: string): FieldView => {
@@ -156,20 +254,76 @@ const readArgKeys = (joined: string): FieldView => {
     const w = wordForm(normalizeText(key));
     if (w !== '') word = word === '' ? w : `${word} | ${w}`;
   }
-  return { normal: word, word, mask: matchMask(Field.argKeys, word) };
+  const mask = matchMask(Field.argKeys, word);
+  return { normal: word, word, mask, clauses: clauseBits(Field.argKeys, mask) };
 };
-const readArgs = (raw: string): NamingFieldView => {
+/** Fills `view` with the view of the argument text `raw`, and returns it. */
+function fillArgs(view: Mutable<NamingFieldView>, raw: string): NamingFieldView {
   let normal = normalizeText(raw);
   // NFKC can expand text (one ligature can become many letters); the caller flags the overflow.
   if (normal.length > ARGS_LIMITS.maxScanChars) normal = normal.slice(0, ARGS_LIMITS.maxScanChars);
-  return { normal, word: normal, mask: matchMask(Field.argValues, normal), agentNames: agentNames(normal, false) };
-};
+  view.normal = normal;
+  view.word = normal;
+  view.mask = matchMask(Field.argValues, normal);
+  view.clauses = clauseBits(Field.argValues, view.mask);
+  view.agentNames = agentNames(normal, false);
+  return view;
+}
+const blankArgs = (): Mutable<NamingFieldView> => ({ normal: '', word: '', mask: 0, clauses: 0, agentNames: NO_NAMES });
+const readArgs = (raw: string): NamingFieldView => fillArgs(blankArgs(), raw);
 const readAgent = (raw: string): AgentView => {
   const normal = normalizeText(raw);
   const colon = normal.indexOf(':');
   const name = colon === -1 ? normal : normal.slice(colon + 1);
-  return { normal, name, nameWords: wordForm(name) };
+  const nameWords = wordForm(name);
+  return { normal, name, nameWords, nameBits: wordBits(nameWords) };
 };
+
+/**
+ * Argument-name sequences, as a trie over the names (property names are
+ * interned strings whose hashes are kept, so a walk costs no string
+ * building): each node remembers the view of the names leading to it.
+ * Bounded like the memos: when full it is emptied and starts again.
+ */
+interface ArgKeysNode {
+  view: FieldView | undefined;
+  next: Map<string, ArgKeysNode> | undefined;
+}
+const ARG_KEYS_NODES = 65_536;
+let argKeysRoot: ArgKeysNode = { view: undefined, next: undefined };
+let argKeysNodes = 1;
+
+/** The names joined as {@link readArgKeys} reads them: by NUL, leading empty names dropped. */
+function joinNames(names: readonly string[], count: number): string {
+  let joined = '';
+  for (let i = 0; i < count; i++) {
+    const name = names[i] as string;
+    joined = joined === '' ? name : `${joined}\u0000${name}`;
+  }
+  return joined;
+}
+
+/** The view of the first `count` argument names of `names`. */
+function argKeysView(names: readonly string[], count: number): FieldView {
+  let node = argKeysRoot;
+  for (let i = 0; i < count; i++) {
+    const name = names[i] as string;
+    let next = node.next?.get(name);
+    if (next === undefined) {
+      if (name.length > MEMO_KEY_LENGTH) return readArgKeys(joinNames(names, count));
+      if (argKeysNodes >= ARG_KEYS_NODES) {
+        argKeysRoot = { view: undefined, next: undefined };
+        argKeysNodes = 1;
+        return argKeysView(names, count);
+      }
+      next = { view: undefined, next: undefined };
+      (node.next ??= new Map()).set(name, next);
+      argKeysNodes += 1;
+    }
+    node = next;
+  }
+  return (node.view ??= readArgKeys(joinNames(names, count)));
+}
 
 /**
  * Flattens argument values to text, bounded by ARGS_LIMITS. One instance is
@@ -179,17 +333,19 @@ class ArgsReader {
   nodes = 0;
   chars = 0;
   overflow = false;
-  keys = '';
+  /** Names of the members read, in order (the first `keyCount`; the array is reused). */
+  readonly keys: string[] = [];
+  keyCount = 0;
 
   reset(): void {
     this.nodes = 0;
     this.chars = 0;
     this.overflow = false;
-    this.keys = '';
+    this.keyCount = 0;
   }
 
   #key(name: string): void {
-    this.keys = this.keys === '' ? name : `${this.keys}\u0000${name}`;
+    this.keys[this.keyCount++] = name;
   }
 
   read(value: unknown, depth: number): string {
@@ -260,10 +416,39 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
-/** Builds the views of a proposal. Total: any input shape gives views, never an exception of its own. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+// Scratch of one reading: decide() is synchronous and never re-entered, so one
+// instance of each serves every call (the views of the last proposal read).
+const recipientView: Mutable<FieldView> = { ...fieldView(Field.recipient, '') };
+const shortArgsView = blankArgs();
+const views: Mutable<ProposalViews> = {
+  agent: readAgent(''),
+  tool: readTool(''),
+  action: readAction(''),
+  target: readTargetFacts(''),
+  targetText: '',
+  scope: readScope(''),
+  recipient: recipientView,
+  environment: readEnvironment(''),
+  argKeys: readArgKeys(''),
+  args: shortArgsView,
+  command: '',
+  execTool: false,
+  sqlTool: false,
+  uninspectable: false,
+};
+
+/**
+ * Builds the views of a proposal. Total: any input shape gives views, never an
+ * exception of its own. The result is the same object at every call, refilled:
+ * read it before the next call. `knownTargetFacts`, when not -1, are the
+ * target's packed facts, already known to the caller.
+ */
 export function readProposal(
   proposal: { readonly agentId?: unknown; readonly tool?: unknown; readonly actionType?: unknown; readonly targetResource?: unknown; readonly recipient?: unknown; readonly scope?: unknown; readonly args?: unknown },
   environment: unknown,
+  knownTargetFacts = -1,
 ): ProposalViews {
   reader.reset();
   const rawArgs = proposal.args;
@@ -276,26 +461,34 @@ export function readProposal(
     uninspectable = true;
   }
   // Short argument texts (amounts, ids) are mostly distinct: reading them again costs less than a lookup among many.
-  const args = argsText.length <= 64 ? readArgs(argsText) : argsMemo.get(argsText, readArgs);
+  const args = argsText.length <= 64 ? fillArgs(shortArgsView, argsText) : argsMemo.get(argsText, readArgs);
   if (args.normal.length === ARGS_LIMITS.maxScanChars && argsText.length < ARGS_LIMITS.maxScanChars) uninspectable = true;
 
   const tool = toolMemo.get(text(proposal.tool), readTool);
   const action = actionMemo.get(text(proposal.actionType), readAction);
   const execTool = tool.exec || (action.mask & FactBit.execAction) !== 0;
   const sqlTool = tool.sql || (action.mask & FactBit.sqlAction) !== 0;
-  return {
-    agent: agentMemo.get(text(proposal.agentId), readAgent),
-    tool,
-    action,
-    target: targetMemo.get(text(proposal.targetResource), readTarget),
-    scope: scopeMemo.get(text(proposal.scope), readScope),
-    recipient: readRecipient(text(proposal.recipient)),
-    environment: environmentMemo.get(text(environment), readEnvironment),
-    argKeys: argKeysMemo.get(reader.keys, readArgKeys),
-    args,
-    command: execTool || sqlTool ? args.normal : '',
-    execTool,
-    sqlTool,
-    uninspectable,
-  };
+  views.agent = agentMemo.get(text(proposal.agentId), readAgent);
+  views.tool = tool;
+  views.action = action;
+  const target = text(proposal.targetResource);
+  views.target = knownTargetFacts === -1 ? targetMemo.get(target, readTargetFacts) : knownTargetFacts;
+  views.targetText = target;
+  views.scope = scopeMemo.get(text(proposal.scope), readScope);
+  // Recipients are mostly distinct (vendors, customers, partners): read each time, into scratch.
+  const recipient = normalizeText(text(proposal.recipient));
+  recipientView.normal = recipient;
+  recipientView.word = recipient;
+  recipientView.mask = matchMask(Field.recipient, recipient);
+  recipientView.clauses = clauseBits(Field.recipient, recipientView.mask);
+  views.environment = environmentMemo.get(text(environment), readEnvironment);
+  views.argKeys = argKeysView(reader.keys, reader.keyCount);
+  // A proposal's names are not kept past the call (the array keeps its capacity).
+  for (let i = 0; i < reader.keyCount; i++) reader.keys[i] = '';
+  views.args = args;
+  views.command = execTool || sqlTool ? args.normal : '';
+  views.execTool = execTool;
+  views.sqlTool = sqlTool;
+  views.uninspectable = uninspectable;
+  return views;
 }

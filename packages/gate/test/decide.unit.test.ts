@@ -6,6 +6,7 @@ import {
   CHANNELS,
   DEFAULT_CHANNEL_THRESHOLDS,
   PRECEDENCE,
+  classify,
   decide,
   grantFromScenario,
   initialState,
@@ -286,6 +287,27 @@ describe('properties', () => {
     for (const value of hostile) assert.doesNotThrow(() => decide(value as unknown as DecideCommand, initialState()));
     const getter = { get agentId(): string { throw new Error('boom'); } };
     assert.deepEqual(decide(command(getter as unknown as Proposal), initialState()).reasons, ['gate.internal_error']);
+  });
+
+  test('grants never change the classification: decide() reads the target through the grant table, classify() through its own memo', () => {
+    const agentName = fc.constantFrom('billing-bot', 'build-bot', 'support-bot', 'ops');
+    const word = fc.oneof(agentName, fc.constantFrom('self', 'own', 'config', 'prompt', 'memory', 'policy', 'prod', 'payments', 'police', 'vault', 'keys', 'v1', ''));
+    const target = fc.oneof(
+      fc.array(word, { minLength: 1, maxLength: 4 }).chain((words) => fc.constantFrom(words.join('/'), words.join('-'), `agents/${words.join('/')}`, `agent:${words.join('.')}`, `workspace://${words.join('/')}`)),
+      fc.string(),
+    );
+    fc.assert(
+      fc.property(arbitraryCommand, agentName, target, fc.boolean(), (cmd, name, targetResource, granted) => {
+        const p: Proposal = { ...cmd.proposal, agentId: `agent:${name}`, targetResource };
+        const state = initialState();
+        // A grant on the proposal's (agent, action, target): decide() then takes the target's facts from its node.
+        if (granted) grantFromScenario(state, { grantId: 'g', ...operationOf(p), recipient: 'someone-else', notBefore: NOW - DAY, expiresAt: NOW + DAY, effect: 'allow' }, 1);
+        const d = decide({ ...cmd, proposal: p }, state);
+        const c = classify(p, cmd.context);
+        assert.deepEqual([d.tier, d.risk, d.reasons.slice(0, c.rules.length)], [c.tier, c.risk, c.rules]);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   test('a non-finite time never authorises, and a block grant still blocks', () => {
