@@ -47,6 +47,18 @@ interface PartitionState {
   replay: ReplayWindow | undefined;
 }
 
+/** 64 lowercase hex characters: exactly the texts `fromHex(text, 32)` accepts. */
+const LOWER_HEX_32_BYTES = /^[0-9a-f]{64}$/;
+/** The accumulator copies each leaf it is given, so one buffer serves every entry. */
+const leafScratch = Buffer.alloc(32);
+
+/** An entry hash's 32 bytes, as `fromHex(hash, 32)` gives them (and refuses them), without a fresh array per entry. */
+function leafOf(hash: string): Uint8Array {
+  if (!LOWER_HEX_32_BYTES.test(hash)) return fromHex(hash, 32);
+  leafScratch.write(hash, 0, 32, 'hex');
+  return leafScratch;
+}
+
 function newPartition(partition: number): PartitionState {
   return {
     partition,
@@ -82,6 +94,12 @@ export class LedgerFold {
   readonly #routes = new Map<string, number>();
   /** Rules 14 and 15: every gate decision re-derived, every deadline proved, every fatigue signal re-derived. */
   readonly #replay: DecisionReplay;
+  /** What rule 6 reads of an events statement, filled in for each entry. */
+  readonly #eventView: { type: string; author: EntryResult['author']; body: { agentId: string | null } } = {
+    type: '',
+    author: { principal: '', keyId: '' },
+    body: { agentId: null },
+  };
 
   constructor(trustRoot: TrustRoot, options: FoldOptions = {}) {
     this.#authority = new AuthorityState(trustRoot);
@@ -100,13 +118,18 @@ export class LedgerFold {
     throw new FoldFailure({ partition, index, code, message, line });
   }
 
+  /** A rule that threw: a LedgerError becomes the failure at `at`; anything else passes on. */
+  #rethrow(err: unknown, at?: { partition: number; index: number }): never {
+    if (err instanceof FoldFailure) throw err;
+    if (err instanceof LedgerError) this.#fail(err.code, err.message, at);
+    throw err;
+  }
+
   #guard<T>(fn: () => T, at?: { partition: number; index: number }): T {
     try {
       return fn();
     } catch (err) {
-      if (err instanceof FoldFailure) throw err;
-      if (err instanceof LedgerError) this.#fail(err.code, err.message, at);
-      throw err;
+      this.#rethrow(err, at);
     }
   }
 
@@ -165,16 +188,21 @@ export class LedgerFold {
     this.#fail(code, message, this.#expected() ?? undefined);
   }
 
+  // The rules of one entry, in order. The hot path allocates nothing it can
+  // avoid (no closures, no positions until a rule fails): it runs once per entry.
   #acceptEntry(entry: EntryResult): void {
     this.#checkPosition(entry);
-    const at = { partition: entry.partition, index: entry.index };
     this.#checkLink(entry);
     this.#checkSequencing(entry);
     this.#checkFreshness(entry);
     this.#checkRouting(entry);
-    this.#guard(() => this.#checkAuthority(entry), at);
-    if (entry.partition !== AUTHORITY_PARTITION) this.#guard(() => this.#replay.event(entry), at);
-    this.#current.tree.append(fromHex(entry.hash, 32));
+    try {
+      this.#checkAuthority(entry);
+      if (entry.partition !== AUTHORITY_PARTITION) this.#replay.event(entry);
+    } catch (err) {
+      this.#rethrow(err, { partition: entry.partition, index: entry.index });
+    }
+    this.#current.tree.append(leafOf(entry.hash));
     this.#current.size += 1;
     this.#current.head = entry.hash;
     this.#current.lastSequencedAtMs = entry.sequencedAtMs;
@@ -185,6 +213,17 @@ export class LedgerFold {
 
   /** Rule 1: every entry sits at the position the header's partition sizes give its line. */
   #checkPosition(entry: EntryResult): void {
+    const current = this.#current;
+    if (current.size < (this.#declared[current.partition] ?? 0)) {
+      // Within the current partition: what #expected() gives, without building it.
+      if (entry.partition !== current.partition || entry.index !== current.size) {
+        this.#fail(ReasonCode.INTEGRITY_FAILURE, `expected entry ${current.partition}/${current.size}, found ${entry.partition}/${entry.index}`, {
+          partition: current.partition,
+          index: current.size,
+        });
+      }
+      return;
+    }
     const expected = this.#expected();
     if (expected === null) this.#fail(ReasonCode.INTEGRITY_FAILURE, 'more entries than the header declares');
     if (entry.partition !== expected.partition || entry.index !== expected.index) {
@@ -229,8 +268,11 @@ export class LedgerFold {
     }
     const current = this.#current;
     current.replay ??= new ReplayWindow(this.#authority.config?.freshnessMs ?? 0);
-    const window = current.replay;
-    this.#guard(() => window.admit(entry.id, entry.issuedAtMs, entry.sequencedAtMs));
+    try {
+      current.replay.admit(entry.id, entry.issuedAtMs, entry.sequencedAtMs);
+    } catch (err) {
+      this.#rethrow(err);
+    }
   }
 
   /** Rule 5: the statement sits in the partition its type and agent decide. */
@@ -244,7 +286,11 @@ export class LedgerFold {
     // Only events-stream types are cached (workers keep the statement of authority types and rejections).
     const cacheable = entry.statement === null && entry.agentId !== null;
     if (cacheable && this.#routes.get(entry.agentId) === entry.partition) return;
-    this.#guard(() => checkRouting(entry.type, entry.agentId, entry.partition, config.eventPartitions));
+    try {
+      checkRouting(entry.type, entry.agentId, entry.partition, config.eventPartitions);
+    } catch (err) {
+      this.#rethrow(err);
+    }
     if (cacheable) {
       if (this.#routes.size >= 65_536) this.#routes.clear();
       this.#routes.set(entry.agentId, entry.partition);
@@ -266,12 +312,13 @@ export class LedgerFold {
       return;
     }
     // Events statements: the fold needs only the author and type, which the
-    // worker checked against the signatures; rebuild the minimal statement view.
-    this.#authority.authorize(
-      { type: entry.type, author: { principal: entry.author.principal, keyId: entry.author.keyId }, body: { agentId: entry.agentId } } as never,
-      entry.signers,
-      entry.authorityIndex,
-    );
+    // worker checked against the signatures; a minimal statement view, reused
+    // from entry to entry (authorize reads it and keeps nothing).
+    const view = this.#eventView;
+    view.type = entry.type;
+    view.author = entry.author;
+    view.body.agentId = entry.agentId;
+    this.#authority.authorize(view as never, entry.signers, entry.authorityIndex);
   }
 
   /** Sequencer keys valid at authority index `atIndex`, as note verifiers named for the ledger origin. */

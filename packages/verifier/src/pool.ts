@@ -14,15 +14,27 @@ import { checkBatch } from './steps/check-batch.js';
  */
 const WORKER_YOUNG_GENERATION_MB = 12;
 
+interface PendingBatch {
+  readonly worker: number;
+  readonly resolve: (results: Iterable<LineResult>) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 /**
  * Spreads line checks over worker threads. With zero workers it checks on
  * the calling thread. Results of each batch come back packed and are decoded
  * one line at a time as the caller iterates them; callers keep batch order by
  * awaiting the promises in submission order.
+ *
+ * Each batch goes to the worker with the fewest batches outstanding, so a
+ * worker slowed down (by the machine, or by heavier lines) gets less, and
+ * all of them finish together.
  */
 export class LineCheckPool {
   readonly #workers: Worker[] = [];
-  readonly #pending = new Map<number, { resolve: (r: Iterable<LineResult>) => void; reject: (e: unknown) => void }>();
+  /** Batches sent to each worker and not yet answered. */
+  readonly #outstanding: number[] = [];
+  readonly #pending = new Map<number, PendingBatch>();
   #next = 0;
 
   constructor(workerCount: number) {
@@ -31,13 +43,16 @@ export class LineCheckPool {
       worker.on('message', (message: { id: number; packed: PackedResults }) => {
         const waiter = this.#pending.get(message.id);
         this.#pending.delete(message.id);
-        waiter?.resolve(unpackResults(message.packed));
+        if (waiter === undefined) return;
+        this.#outstanding[waiter.worker] = (this.#outstanding[waiter.worker] as number) - 1;
+        waiter.resolve(unpackResults(message.packed));
       });
       worker.on('error', (err) => {
         for (const waiter of this.#pending.values()) waiter.reject(err);
         this.#pending.clear();
       });
       this.#workers.push(worker);
+      this.#outstanding.push(0);
     }
   }
 
@@ -45,9 +60,15 @@ export class LineCheckPool {
   check(batch: LineBatch): Promise<Iterable<LineResult>> {
     if (this.#workers.length === 0) return Promise.resolve(checkBatch(batch, nodeEd25519));
     const id = this.#next++;
-    const worker = this.#workers[id % this.#workers.length] as Worker;
+    // Fewest outstanding; among equals, take turns.
+    let chosen = id % this.#workers.length;
+    for (let w = 0; w < this.#workers.length; w++) {
+      if ((this.#outstanding[w] as number) < (this.#outstanding[chosen] as number)) chosen = w;
+    }
+    const worker = this.#workers[chosen] as Worker;
+    this.#outstanding[chosen] = (this.#outstanding[chosen] as number) + 1;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, { worker: chosen, resolve, reject });
       worker.postMessage({ id, batch }, [batch.bytes.buffer as ArrayBuffer]);
     });
   }
