@@ -5,12 +5,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import * as refusals from '../src/index.js';
-import { KNOWN_CODES, LedgerError, ReasonCode, SILENCE_CODES, formatRefusal, isReasonCode, parseRefusal } from '../src/index.js';
+import { KNOWN_CODES, LedgerError, OPERATIONAL_CODES, OperationalCode, OperationalError, ReasonCode, SILENCE_CODES, formatRefusal, isOperationalCode, isReasonCode, parseRefusal } from '../src/index.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 
 test('the package exports exactly its documented names', () => {
-  assert.deepEqual(Object.keys(refusals).sort(), ['KNOWN_CODES', 'LedgerError', 'ReasonCode', 'SILENCE_CODES', 'formatRefusal', 'isReasonCode', 'parseRefusal']);
+  assert.deepEqual(Object.keys(refusals).sort(), ['KNOWN_CODES', 'LedgerError', 'OPERATIONAL_CODES', 'OperationalCode', 'OperationalError', 'ReasonCode', 'SILENCE_CODES', 'formatRefusal', 'isOperationalCode', 'isReasonCode', 'parseRefusal']);
 });
 
 test('the registry holds every code the product needs', () => {
@@ -23,7 +23,7 @@ test('the registry holds every code the product needs', () => {
 
 test('registry, CODES.md and the JSON Schema enum agree in both directions', () => {
   const doc = readFileSync(join(repoRoot, 'packages/refusals/CODES.md'), 'utf8');
-  const documented = [...doc.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
+  const documented = [...doc.matchAll(/^\| `([A-Z_]+)` \| (?!operational)/gm)].map((m) => m[1]);
   assert.deepEqual([...documented].sort(), [...KNOWN_CODES].sort());
   const schema = JSON.parse(readFileSync(join(repoRoot, 'schemas/reason-code.schema.json'), 'utf8')) as { enum: string[] };
   assert.deepEqual([...schema.enum].sort(), [...KNOWN_CODES].sort());
@@ -118,4 +118,27 @@ test('no module outside packages/refusals builds a refusal string by hand', () =
     }
   }
   assert.deepEqual(offenders, []);
+});
+
+test('operational codes are a sibling registry: no name is both a refusal and an operational error', () => {
+  for (const [key, value] of Object.entries(OperationalCode)) assert.equal(key, value);
+  assert.deepEqual([...OPERATIONAL_CODES], Object.values(OperationalCode));
+  for (const code of OPERATIONAL_CODES) {
+    assert.equal(isReasonCode(code), false, code);
+    assert.ok(isOperationalCode(code));
+  }
+  for (const code of KNOWN_CODES) assert.equal(isOperationalCode(code), false, code);
+  assert.throws(() => formatRefusal(OperationalCode.UNAVAILABLE as unknown as ReasonCode, 'broker down'), TypeError);
+  const doc = readFileSync(join(repoRoot, 'packages/refusals/CODES.md'), 'utf8');
+  const documented = [...doc.matchAll(/^\| `([A-Z_]+)` \| operational/gm)].map((m) => m[1]);
+  assert.deepEqual([...documented].sort(), [...OPERATIONAL_CODES].sort());
+});
+
+test('OperationalError carries its code and retryability across the wire, apart from LedgerError', () => {
+  const outage = new OperationalError(OperationalCode.UNAVAILABLE, 'broker unreachable');
+  assert.equal(outage.retryable, true);
+  assert.deepEqual(outage.toJSON(), { code: 'UNAVAILABLE', message: 'broker unreachable', retryable: true });
+  assert.equal(new OperationalError(OperationalCode.BAD_CONFIGURATION, 'bad url').retryable, false);
+  assert.equal(new OperationalError(OperationalCode.INTERNAL, 'bug', { retryable: true }).retryable, true);
+  assert.equal(outage instanceof LedgerError, false);
 });
