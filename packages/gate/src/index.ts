@@ -13,3 +13,5 @@ export type { SignalRule, SignalClause, SignalField, SignalFlag } from './signal
 export type { Rule, RuleKind } from './rule.js';
 export { Tier, Outcome, CHANNELS } from './types.js';
 export type { AuthorityEvent, Proposal, DecideContext, DecideCommand, GateDecision, Channel } from './types.js';
+export { RULES_VERSIONS, LATEST_RULES_VERSION, isRulesVersion } from './rules-version.js';
+export type { RulesVersion } from './rules-version.js';

@@ -1,4 +1,5 @@
 import type { Channel } from './types.js';
+import type { RulesVersion } from './rules-version.js';
 
 /**
  * Risk threshold per channel (DESIGN.md section 2.1): a proposal whose risk is
@@ -29,6 +30,8 @@ export interface GateOptions {
   readonly channelThresholds?: Readonly<Partial<Record<Channel, number>>>;
   /** Hosts (and their subdomains) `curl`/`wget` may reach without raising the tier. */
   readonly knownHosts?: readonly string[];
+  /** The rules version to decide with (rules-version.ts); default {@link LATEST_RULES_VERSION}. */
+  readonly rulesVersion?: RulesVersion;
 }
 
 /** Resolved settings, held by the gate state. */

@@ -4,8 +4,10 @@ import * as kafka from '../src/index.js';
 
 test('the package index exports exactly the documented names', () => {
   assert.deepEqual(Object.keys(kafka).sort(), [
+    'ChunkedCommitter',
     'DEFAULT_BROKERS',
     'LedgerTopic',
+    'TRANSACTION_BYTES',
     'UNREACHABLE_CODE',
     'WriterFencedError',
     'brokersFromEnv',

@@ -54,6 +54,8 @@ const Tier = z.number().int().min(0).max(4);
 const Risk = z.number().min(0).max(1000);
 const Index = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const RoleSchema = z.enum(ROLES);
+/** A rules version number; whether it is released is checked by the replay, not the schema. */
+const RulesVersionField = z.number().int().min(1).max(1_000_000);
 
 /** Any JSON object (tool arguments, context): checked for JCS-safety by the strict parser. */
 const JsonObject = z.record(z.string(), z.unknown());
@@ -132,6 +134,8 @@ export const BODY_SCHEMAS = {
     tier: Tier,
     risk: Risk,
     rules: z.array(ShortText).max(256),
+    /** The rules version that classified (packages/gate rules-version.ts); absent means 1. */
+    rulesVersion: RulesVersionField.optional(),
   }),
   'screening.verdict': z.strictObject({
     agentId: Principal,
@@ -174,6 +178,8 @@ export const BODY_SCHEMAS = {
     authorityIndex: Index,
     grantId: ShortText.nullable(),
     grantEntry: Index.nullable(),
+    /** The rules version that decided; verify-chain replays the decision with it. Absent means 1. */
+    rulesVersion: RulesVersionField.optional(),
   }),
   'refusal.recorded': z.strictObject({
     agentId: Principal,

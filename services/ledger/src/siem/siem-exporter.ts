@@ -1,6 +1,6 @@
 import type { ReasonCode } from '@agent-ledger/refusals';
 import type { BodyOf, Entry } from '@agent-ledger/core';
-import type { InBatch, LogBus, OutRecord, Subscription, TransactionalWriter } from '@agent-ledger/kafka';
+import { ChunkedCommitter, type InBatch, type LogBus, type OutRecord, type Subscription, type TransactionalWriter } from '@agent-ledger/kafka';
 import { parseEntry } from '../gate/gate-worker.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
 
@@ -71,6 +71,7 @@ export class SiemExporter {
   readonly #bus: LogBus;
   readonly #topics: TopicNames;
   readonly #writers = new Map<string, TransactionalWriter>();
+  readonly #committers = new Map<string, ChunkedCommitter>();
   #subscription: Subscription | undefined;
   readonly counters = { exported: 0 };
 
@@ -90,10 +91,19 @@ export class SiemExporter {
   }
 
   async #handle(batch: InBatch): Promise<void> {
-    const out: OutRecord[] = [];
-    for (const record of batch.records) {
+    const id = this.#topics.group(`siem-${ledgerPartitionOf(this.#topics, batch.topic, batch.partition)}`);
+    let committer = this.#committers.get(id);
+    if (committer === undefined) {
+      const writer = await this.#bus.writer(id);
+      this.#writers.set(id, writer);
+      // A refusal storm is exported in transactions under the broker's limit, never one unbounded one.
+      committer = new ChunkedCommitter(writer, { groupId: this.#topics.group('siem'), topic: batch.topic, partition: batch.partition });
+      this.#committers.set(id, committer);
+    }
+    for (const record of committer.uncommitted(batch.records)) {
       const entry = parseEntry(record.value);
       const statement = entry.envelope.statement;
+      const out: OutRecord[] = [];
       if (statement.type === 'refusal.recorded') {
         const body = statement.body as BodyOf<'refusal.recorded'>;
         out.push({ topic: this.#topics.refusal(body.code), partition: 0, key: body.agentId, value: JSON.stringify(ocsfRecord(entry, body.code, body.refusal)) });
@@ -101,17 +111,11 @@ export class SiemExporter {
         const body = statement.body as BodyOf<'intake.rejected'>;
         out.push({ topic: this.#topics.refusal(body.code), partition: 0, key: body.agentId, value: JSON.stringify(ocsfRecord(entry, body.code, body.detail)) });
       }
+      await committer.add(record.offset, out, () => {
+        this.counters.exported += out.length;
+      });
     }
-    const last = batch.records.at(-1);
-    if (last === undefined) return;
-    const id = this.#topics.group(`siem-${ledgerPartitionOf(this.#topics, batch.topic, batch.partition)}`);
-    let writer = this.#writers.get(id);
-    if (writer === undefined) {
-      writer = await this.#bus.writer(id);
-      this.#writers.set(id, writer);
-    }
-    await writer.commit(out, { groupId: this.#topics.group('siem'), topic: batch.topic, partition: batch.partition, nextOffset: (BigInt(last.offset) + 1n).toString() });
-    this.counters.exported += out.length;
+    await committer.flush();
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,20 @@
+/**
+ * Versions of the gate's rules (classifier tables, precedence, thresholds).
+ * A classification and a decision name the version that made them
+ * (`rulesVersion`; absent on statements written before versions existed,
+ * which means 1). The project keeps every released version: `verify-chain`
+ * replays each decision with the version it names, so tuning a weight or
+ * adding a rule is a new version and never makes an old bundle fail.
+ */
+export const RULES_VERSIONS = [1] as const;
+
+/** One released rules version. */
+export type RulesVersion = (typeof RULES_VERSIONS)[number];
+
+/** The version new decisions are made with. */
+export const LATEST_RULES_VERSION: RulesVersion = 1;
+
+/** True when `value` names a released rules version. */
+export function isRulesVersion(value: unknown): value is RulesVersion {
+  return typeof value === 'number' && (RULES_VERSIONS as readonly number[]).includes(value);
+}

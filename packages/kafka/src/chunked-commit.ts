@@ -1,0 +1,100 @@
+import type { ConsumedOffset, OutRecord, TransactionalWriter } from './log-bus.js';
+
+/**
+ * Most bytes of record values one transaction carries before it is committed
+ * (plus at most one more input record's output, itself under the 256 KiB
+ * intake bound): every transaction stays well below the broker's 1 MiB
+ * record-batch limit (`message.max.bytes`), whatever the backlog.
+ */
+export const TRANSACTION_BYTES = 384 * 1024;
+
+function recordBytes(record: OutRecord): number {
+  let bytes = typeof record.value === 'string' ? Buffer.byteLength(record.value) : record.value.length;
+  if (typeof record.key === 'string') bytes += Buffer.byteLength(record.key);
+  if (record.headers !== undefined) for (const [k, v] of Object.entries(record.headers)) bytes += k.length + v.length;
+  return bytes;
+}
+
+/**
+ * The one way a transactional writer commits the output of a consumed batch
+ * (sequencer, gate, SIEM exporter, any future one): output is gathered input
+ * record by input record and committed in consecutive transactions, each
+ * under {@link TRANSACTION_BYTES}, each carrying the consumed offset just
+ * after the last input record whose output it holds. So a backlog never
+ * builds a transaction the broker refuses, and the offset never moves past
+ * an input whose output is not committed.
+ *
+ * `onCommitted` callbacks run only after the transaction carrying their
+ * output has committed, in input order: state that says "done" (decided,
+ * sent, exported) changes then and only then. When a commit throws, the
+ * pending output and its callbacks are dropped and the error propagates:
+ * the callbacks never ran (the TransactionalWriter contract). A failed batch
+ * is redelivered whole, with the records earlier transactions of it already
+ * committed: keep one committer per input partition and pass the batch
+ * through {@link ChunkedCommitter.uncommitted} first.
+ */
+export class ChunkedCommitter {
+  readonly #writer: TransactionalWriter;
+  readonly #consumed: Omit<ConsumedOffset, 'nextOffset'>;
+  readonly #maxBytes: number;
+  #records: OutRecord[] = [];
+  #callbacks: (() => void)[] = [];
+  #bytes = 0;
+  #lastOffset: string | null = null;
+  /** The consumed offset of this committer's last successful commit. */
+  #committedNext: bigint | null = null;
+  /** Transactions committed by this committer. */
+  transactions = 0;
+
+  constructor(writer: TransactionalWriter, consumed: Omit<ConsumedOffset, 'nextOffset'>, maxBytes = TRANSACTION_BYTES) {
+    this.#writer = writer;
+    this.#consumed = consumed;
+    this.#maxBytes = maxBytes;
+  }
+
+  /**
+   * The records of a (possibly redelivered) batch that no transaction of
+   * this committer has consumed yet.
+   */
+  uncommitted<R extends { readonly offset: string }>(records: readonly R[]): readonly R[] {
+    const next = this.#committedNext;
+    if (next === null) return records;
+    return records.filter((record) => BigInt(record.offset) >= next);
+  }
+
+  /** Bytes of record values waiting for the next commit. */
+  get pendingBytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * Adds the output of the input record at `offset` (records may be empty:
+   * the offset still moves). Commits what is pending once it reaches the
+   * byte bound, this record's output included.
+   */
+  async add(offset: string, records: readonly OutRecord[], onCommitted?: () => void): Promise<void> {
+    for (const record of records) {
+      this.#records.push(record);
+      this.#bytes += recordBytes(record);
+    }
+    if (onCommitted !== undefined) this.#callbacks.push(onCommitted);
+    this.#lastOffset = offset;
+    if (this.#bytes >= this.#maxBytes) await this.flush();
+  }
+
+  /** Commits what is pending (records and the consumed offset), if anything was added since the last commit. */
+  async flush(): Promise<void> {
+    if (this.#lastOffset === null) return;
+    const records = this.#records;
+    const callbacks = this.#callbacks;
+    const next = BigInt(this.#lastOffset) + 1n;
+    this.#records = [];
+    this.#callbacks = [];
+    this.#bytes = 0;
+    this.#lastOffset = null;
+    await this.#writer.commit(records, { ...this.#consumed, nextOffset: next.toString() });
+    this.#committedNext = next;
+    this.transactions += 1;
+    for (const callback of callbacks) callback();
+  }
+}
