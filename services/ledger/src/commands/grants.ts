@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { LedgerError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode, isOperationalCode, isReasonCode } from '@agent-ledger/refusals';
 import { Hash } from '@agent-ledger/core';
 import { Exit } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
@@ -50,17 +50,19 @@ function checkApiUrl(text: string): string {
 
 /**
  * GETs one trail route and checks the answer (untrusted) against its schema.
- * An error answer becomes a LedgerError with the server's ReasonCode (404:
- * GRANT_MISSING); an unreachable server or an answer that is not the
+ * An error answer becomes a LedgerError with the server's ReasonCode, or an
+ * OperationalError with its OperationalCode (404: NOT_FOUND); an unreachable server or an answer that is not the
  * expected JSON becomes a typed error too.
  */
 async function getTrail<S extends z.ZodType>(url: string, schema: S): Promise<z.infer<S>> {
   const { status, body } = await getJson(url);
   if (status !== 200) {
     const error = (body as { error?: { code?: unknown; message?: unknown; retryable?: unknown } } | null)?.error;
-    const code = isReasonCode(error?.code) ? error.code : ReasonCode.INTEGRITY_FAILURE;
     const message = typeof error?.message === 'string' ? error.message : `HTTP ${status}`;
-    throw new LedgerError(code, message, { retryable: error?.retryable === true || status >= 500 });
+    const retryable = error?.retryable === true || status >= 500;
+    // A refusal keeps its ReasonCode; an outage, a bad argument or a missing trail its OperationalCode.
+    if (isReasonCode(error?.code)) throw new LedgerError(error.code, message, { retryable });
+    throw new OperationalError(isOperationalCode(error?.code) ? error.code : status >= 500 ? OperationalCode.INTERNAL : OperationalCode.BAD_ARGUMENT, message, { retryable });
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) {

@@ -20,7 +20,7 @@ export class DeadlineTimer {
   #subscription: Subscription | undefined;
   #interval: NodeJS.Timeout | undefined;
   #ticking = false;
-  readonly counters = { timeouts: 0, escalations: 0 };
+  readonly counters = { timeouts: 0, escalations: 0, failedTicks: 0 };
 
   constructor(bus: LogBus, signer: Signer, topics: TopicNames) {
     this.#bus = bus;
@@ -42,7 +42,13 @@ export class DeadlineTimer {
         }
       },
     });
-    this.#interval = setInterval(() => void this.tick(), tickMs);
+    // A broker outage makes a tick fail; the overdue requests stay unsent and the next tick tries again.
+    this.#interval = setInterval(() => {
+      this.tick().catch((err: unknown) => {
+        this.counters.failedTicks += 1;
+        process.stderr.write(`[ledger ${new Date().toISOString()}] timer: publishing timeouts failed (retried next tick): ${(err as Error).message}\n`);
+      });
+    }, tickMs);
   }
 
   /** Signs timeouts for every overdue request not already handled. */
@@ -52,9 +58,10 @@ export class DeadlineTimer {
     try {
       const now = Date.now();
       const records = [];
+      const requests: string[] = [];
       for (const pending of this.#pending.overdue(now)) {
         if (this.#sent.has(pending.request)) continue;
-        this.#sent.add(pending.request);
+        requests.push(pending.request);
         const base = { agentId: pending.agentId, proposal: pending.proposal };
         records.push(this.#record({ type: 'timeout.recorded', body: { ...base, request: pending.request, deadline: new Date(pending.deadlineMs).toISOString() } }, pending.partition));
         this.counters.timeouts += 1;
@@ -66,6 +73,8 @@ export class DeadlineTimer {
         }
       }
       if (records.length > 0) await this.#bus.publish(records);
+      // Marked sent only once published: a failed publish is tried again on the next tick.
+      for (const request of requests) this.#sent.add(request);
     } finally {
       this.#ticking = false;
     }
