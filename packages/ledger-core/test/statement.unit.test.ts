@@ -48,9 +48,9 @@ const proposalBody = {
 
 test('the package index exports exactly the documented names', () => {
   assert.deepEqual(Object.keys(core).sort(), [
-    'AUTHORITY_PARTITION', 'AUTHORITY_TYPES', 'AuthorityState', 'BODY_SCHEMAS', 'BUNDLE_FORMAT', 'BUNDLE_VERSION', 'BundleCheckpointSchema',
-    'BundleEntrySchema', 'BundleHeaderSchema', 'BundleLineSchema', 'BundleTrailerSchema', 'DEFAULT_GRANT_POLICY', 'DEFAULT_JSON_LIMITS', 'EMPTY_ROOT', 'EntrySchema',
-    'EnvelopeSchema', 'GrantRegistry', 'Hash', 'KeyId', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MAX_PLATFORM_ASSURANCE_TIER', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
+    'AUTHORITY_PARTITION', 'AUTHORITY_RULES_VERSIONS', 'AUTHORITY_TYPES', 'AUTHOR_ROLES_V2', 'AuthorityState', 'BODY_SCHEMAS', 'BUNDLE_FORMAT', 'BUNDLE_VERSION', 'BundleCheckpointSchema',
+    'BundleEntrySchema', 'BundleHeaderSchema', 'BundleLineSchema', 'BundleTrailerSchema', 'DEFAULT_GRANT_POLICY', 'DEFAULT_JSON_LIMITS', 'DEFAULT_RISK_THRESHOLD', 'EMPTY_ROOT', 'EntrySchema',
+    'EnvelopeSchema', 'GrantRegistry', 'Hash', 'KeyId', 'LATEST_AUTHORITY_RULES_VERSION', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MAX_PLATFORM_ASSURANCE_TIER', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
     'REQUIRED_ROLE', 'ROLES', 'ReplayWindow', 'Role', 'STATEMENT_SIGNING_CONTEXT', 'STATEMENT_TYPES', 'SignatureSchema', 'StatementId', 'StatementSchema',
     'Timestamp', 'TrustRootSchema', 'ZERO_HASH', 'bytesEqual', 'canonicalBytes', 'canonicalJson', 'checkPublicKey', 'checkRouting', 'concatBytes', 'coveringPatterns', 'covers',
     'createStatement', 'entryHash', 'entryHashBytes', 'envelopeCanonical', 'envelopeHash', 'eventPartitionOf', 'formatCheckpoint',
