@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { type BodyOf, type Role, type Signer } from '@agent-ledger/core';
 import { newSigner } from '@agent-ledger/ledger';
 import { TestLedger } from './fixtures.js';
-import { CRITICAL, assertFailsAt, assertValid, iso, recordDecision, verify, type Posted } from './replay-support.js';
+import { decide } from '@agent-ledger/gate';
+import { CRITICAL, assertFailsAt, assertValid, gateState, iso, recordDecision, verify, type Posted } from './replay-support.js';
 
 // Authority rules version 2 (SPEC.md section 7.3), attacked offline: each
 // bundle is built with the project's own signer, every other statement is
@@ -249,4 +250,54 @@ test('rules 1 ledgers keep today\'s rules: one admin registers an admin, a servi
   const v2role = ledger.say('key.registered', { keyId: gateKind.keyId, principal: gateKind.principal, roles: ['gate'] }, ledger.admin);
   assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', v2role.entry);
   assert.ok(iso(0));
+});
+
+// Attack 3: the agent signs `channel` itself, so under gate rules 2 the risk
+// threshold comes from what the authority says about the agent (its
+// registration, else the genesis default), never from the proposal.
+const RISKY = { tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command: 'ls' }, context: { environment: 'production', crisis: true } };
+const CHANNELS = ['api', 'cli', 'telegram', 'discord', 'web'] as const;
+
+test('attack 3: the same call gets the same outcome whatever channel it claims (gate rules 2)', () => {
+  for (const [options, expected] of [[{}, 'verify_first'], [{ agentThreshold: 3 }, 'allow'], [{ riskThreshold: 2.5 }, 'allow'], [{ riskThreshold: 2.5, agentThreshold: 1 }, 'verify_first']] as const) {
+    const { ledger } = ledgerV2(options);
+    const state = gateState(ledger, ledger.authoritySize);
+    const outcomes = CHANNELS.map((channel) => {
+      const body = { ...ledger.propose({ ...RISKY, channel }).entry.envelope.statement.body } as BodyOf<'proposal.submitted'>;
+      const d = decide({ now: ledger.clock, channel, context: body.context, proposal: body }, state, { rulesVersion: 2 });
+      assert.deepEqual([d.tier, d.risk], [1, 2]);
+      return d.outcome;
+    });
+    assert.deepEqual(outcomes, CHANNELS.map(() => expected), JSON.stringify(options));
+  }
+  // Rules 1, kept to replay old decisions, still read the channel.
+  const { ledger } = ledgerV2();
+  const state = gateState(ledger, ledger.authoritySize);
+  const byChannel = (channel: 'api' | 'cli') => decide({ now: ledger.clock, channel, context: RISKY.context, proposal: { ...RISKY, agentId: ledger.agent.principal, query: '' } }, state, { rulesVersion: 1 }).outcome;
+  assert.deepEqual([byChannel('api'), byChannel('cli')], ['verify_first', 'allow']);
+});
+
+test('attack 3 offline: an allow the claimed channel would have earned fails verify-chain at the decision (POLICY_VIOLATION)', async () => {
+  const { ledger } = ledgerV2();
+  const proposal = ledger.propose({ ...RISKY, channel: 'cli' });
+  const forged = recordDecision(ledger, proposal, { outcome: 'allow', code: null, rulesVersion: 2 });
+  assert.equal(forged.expected.outcome, 'verify_first');
+  assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', forged.decision.entry);
+
+  const { ledger: honest } = ledgerV2({ agentThreshold: 3 });
+  const allowed = recordDecision(honest, honest.propose({ ...RISKY, channel: 'api' }), { rulesVersion: 2 });
+  assert.equal(allowed.expected.outcome, 'allow');
+  assertValid(await verify(honest));
+});
+
+test('a risk threshold on a non-agent key, or under rules 1, is POLICY_VIOLATION', async () => {
+  const { ledger } = ledgerV2();
+  const erin = newSigner('approver:erin');
+  const onApprover = ledger.say('key.registered', { keyId: erin.keyId, principal: erin.principal, roles: ['approver'], riskThreshold: 9 }, ledger.admin, { extraSigners: [ledger.admin2, erin] });
+  assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', onApprover.entry);
+
+  const v1 = new TestLedger();
+  const bot = newSigner('agent:new-bot');
+  const underV1 = v1.say('key.registered', { keyId: bot.keyId, principal: bot.principal, roles: ['agent'], riskThreshold: 9 }, v1.admin);
+  assertFailsAt(await verify(v1), 'POLICY_VIOLATION', underV1.entry);
 });

@@ -1,4 +1,4 @@
-import { coveringPatterns, covers, GrantRegistry, isPattern, type GrantEffect, type Statement } from '@agent-ledger/core';
+import { coveringPatterns, covers, DEFAULT_RISK_THRESHOLD, GrantRegistry, isPattern, type GrantEffect, type Statement } from '@agent-ledger/core';
 import { DEFAULT_CONFIG, DEFAULT_GRANT_TIER, resolveConfig, type GateConfig, type GateOptions } from './options.js';
 import type { AuthorityEvent } from './types.js';
 
@@ -82,6 +82,14 @@ export interface GateState {
   readonly registry: GrantRegistry;
   /** Grants whose resource, recipient or scope is a subtree pattern (`a/b/*`): lookups consider covering patterns only when there are any. */
   patternGrants: number;
+  /**
+   * Risk threshold of each agent named by its most recent key registration
+   * naming one (authority rules 2, SPEC.md section 7.3): what gate rules 2
+   * compare a call's risk with, never the proposal's channel.
+   */
+  readonly riskThresholds: Map<string, number>;
+  /** Threshold of an agent whose registrations name none: genesis `riskThreshold`, else DEFAULT_RISK_THRESHOLD. */
+  defaultRiskThreshold: number;
 }
 
 /** The empty state. `options` set channel thresholds and known hosts (see {@link GateOptions}). */
@@ -95,7 +103,14 @@ export function initialState(options?: GateOptions): GateState {
     ignored: 0,
     registry: new GrantRegistry(),
     patternGrants: 0,
+    riskThresholds: new Map(),
+    defaultRiskThreshold: DEFAULT_RISK_THRESHOLD,
   };
+}
+
+/** The risk threshold of an agent: its registration's, else the genesis default (SPEC.md section 7.3). */
+export function riskThresholdOf(state: GateState, agentId: string): number {
+  return state.riskThresholds.get(agentId) ?? state.defaultRiskThreshold;
 }
 
 function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
@@ -144,6 +159,8 @@ function record(value: unknown): Record<string, unknown> {
 
 function registerAdmin(state: GateState, key: Record<string, unknown>): void {
   const roles = key.roles;
+  const threshold = key.riskThreshold;
+  if (typeof threshold === 'number' && Number.isFinite(threshold)) state.riskThresholds.set(str(key.principal), threshold);
   const keyId = str(key.keyId);
   if (keyId !== '' && Array.isArray(roles) && roles.includes('admin') && !state.adminKeys.has(keyId)) {
     state.adminKeys.set(keyId, str(key.principal));
@@ -163,8 +180,9 @@ function byAdmin(state: GateState, statement: Statement): boolean {
  * callers that need the state before the event must not share it.
  *
  * - `genesis`, `key.registered`, `key.revoked`, `root.rotated` maintain the admin keys (the
- *   role a grant statement's author key must hold at its position); genesis
- *   sets the grant policy.
+ *   role a grant statement's author key must hold at its position) and the
+ *   agents' risk thresholds; genesis sets the grant policy and the default
+ *   risk threshold.
  * - Grant statements by an admin key go through the grant rules of
  *   ledger-core ({@link GrantRegistry}, SPEC.md section 7.2), the same fold the
  *   sequencer and verify-chain run: a `grant.proposed` adds an inactive grant;
@@ -189,6 +207,7 @@ export function evolve(state: GateState, event: AuthorityEvent): GateState {
       if (Array.isArray(body.keys)) for (const key of body.keys) registerAdmin(state, record(key));
       const policy = body.grantPolicy as GrantRegistry['policy'] | undefined;
       if (policy !== undefined) state.registry.policy = policy;
+      if (typeof body.riskThreshold === 'number' && Number.isFinite(body.riskThreshold)) state.defaultRiskThreshold = body.riskThreshold;
       return state;
     }
     case 'key.registered':
