@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { type BodyOf, type Role, type Signer } from '@agent-ledger/core';
 import { newSigner } from '@agent-ledger/ledger';
 import { TestLedger } from './fixtures.js';
+import { ledgerV2 } from './grant-rules-support.js';
 import { decide } from '@agent-ledger/gate';
 import { CRITICAL, assertFailsAt, assertValid, gateState, iso, recordDecision, verify, type Posted } from './replay-support.js';
 
@@ -11,50 +12,6 @@ import { CRITICAL, assertFailsAt, assertValid, gateState, iso, recordDecision, v
 // valid, and verify-chain must fail at exactly the attacking entry with the
 // rule's code. The same AuthorityState fold runs in the sequencer's
 // admission and the API's dry run (grant-rules-authority.int.test.ts).
-
-/** A version-2 ledger: three admins, and each service with its own role. */
-export function ledgerV2(options: { riskThreshold?: number; agentThreshold?: number } = {}): {
-  ledger: TestLedger;
-  carol: Signer;
-  timer: Signer;
-  bridge: Signer;
-} {
-  const ledger = new TestLedger({ genesis: false });
-  const carol = newSigner('admin:carol');
-  const timer = newSigner('service:timer');
-  const bridge = newSigner('bridge:chat');
-  ledger.say(
-    'genesis',
-    {
-      origin: ledger.origin,
-      eventPartitions: ledger.eventPartitions,
-      freshnessMs: 300_000,
-      rootKeys: ledger.trustRoot.rootKeys,
-      rootThreshold: 2,
-      keys: [
-        { keyId: ledger.admin.keyId, principal: ledger.admin.principal, roles: ['admin'] },
-        { keyId: ledger.admin2.keyId, principal: ledger.admin2.principal, roles: ['admin'] },
-        { keyId: carol.keyId, principal: carol.principal, roles: ['admin'] },
-        { keyId: ledger.sequencer.keyId, principal: ledger.sequencer.principal, roles: ['sequencer'] },
-        { keyId: ledger.gate.keyId, principal: ledger.gate.principal, roles: ['gate'] },
-        { keyId: timer.keyId, principal: timer.principal, roles: ['timer'] },
-        { keyId: bridge.keyId, principal: bridge.principal, roles: ['bridge'] },
-        {
-          keyId: ledger.agent.keyId,
-          principal: ledger.agent.principal,
-          roles: ['agent'],
-          ...(options.agentThreshold === undefined ? {} : { riskThreshold: options.agentThreshold }),
-        },
-        { keyId: ledger.approver.keyId, principal: ledger.approver.principal, roles: ['approver'] },
-      ],
-      authorityRulesVersion: 2,
-      ...(options.riskThreshold === undefined ? {} : { riskThreshold: options.riskThreshold }),
-    },
-    ledger.roots[0] as Signer,
-    { extraSigners: [ledger.roots[1] as Signer] },
-  );
-  return { ledger, carol, timer, bridge };
-}
 
 /** A key registration authored by `author`, also signed by `cosigners` (other admins, the subject's current key, the new key itself). */
 function register(ledger: TestLedger, key: Signer, roles: Role[], author: Signer, cosigners: readonly Signer[]): Posted {

@@ -27,7 +27,7 @@ const MAX_RECORDED = 160;
 /** Labels recorded one by one; more are counted. */
 const MAX_LABELS = 16;
 
-const findings: GrantFindings = { block: null, allow: null, expired: null, nearMiss: false };
+const findings: GrantFindings = { block: null, allow: null, expired: null, nearMiss: false, argumentMismatch: null };
 
 /** Untrusted text made safe to record: one line, no controls, no lone surrogates, bounded. */
 function recordable(value: unknown): string {
@@ -121,6 +121,7 @@ function recordFreeText(reasons: string[], command: DecideCommand): void {
  *     (rules 2: the agent's threshold from the authority; rules 1: the channel's)
  *  8. otherwise                                        -> verify_first, with
  *       GRANT_MISMATCH when an exact in-window allow grant covers a lower tier than the call's,
+ *       GRANT_MISMATCH when an exact in-window allow grant's argument constraints do not hold,
  *       GRANT_EXPIRED  when an exact active allow grant exists outside its window,
  *       GRANT_MISMATCH when an active allow grant has the same agent, action and target
  *                      but another recipient or scope,
@@ -194,6 +195,9 @@ function decideUnchecked(command: DecideCommand, state: GateState, options: Gate
   if (allow !== null) {
     needsHuman = NEEDS_HUMAN.tierExceeded;
     reasons.push(`grant.tier_exceeded:${recordable(allow.grantId)}`);
+  } else if (grants.argumentMismatch !== null) {
+    needsHuman = NEEDS_HUMAN.arguments;
+    reasons.push(`grant.arguments_mismatch:${recordable(grants.argumentMismatch.grantId)}`);
   } else if (grants.expired !== null) {
     needsHuman = NEEDS_HUMAN.expired;
     reasons.push(`grant.expired:${recordable(grants.expired.grantId)}`);
@@ -222,6 +226,7 @@ function factsOf(node: TargetNode): number {
  */
 const NEEDS_HUMAN = {
   tierExceeded: needsHumanText(ReasonCode.GRANT_MISMATCH, 'the exact grant for this call covers a lower risk tier than the call'),
+  arguments: needsHumanText(ReasonCode.GRANT_MISMATCH, 'the exact grant for this call constrains its arguments, and these are outside them'),
   expired: needsHumanText(ReasonCode.GRANT_EXPIRED, 'the exact grant for this call is outside its validity window'),
   mismatch: needsHumanText(ReasonCode.GRANT_MISMATCH, 'grants for this agent, action and target name another recipient or scope'),
   missing: needsHumanText(ReasonCode.GRANT_MISSING, 'no grant covers this call'),

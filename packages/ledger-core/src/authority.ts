@@ -275,6 +275,7 @@ export class AuthorityState {
         const rulesVersion = body.authorityRulesVersion ?? 1;
         if (rulesVersion < 2 && body.riskThreshold !== undefined) fail(ReasonCode.POLICY_VIOLATION, 'authority rules 1 know no risk threshold');
         this.#rulesVersion = rulesVersion;
+        this.grants.authorityRulesVersion = rulesVersion;
         for (const key of body.keys) this.#register(key, index);
         this.#config = {
           origin: body.origin,

@@ -75,3 +75,5 @@ export {
 export type { BundleHeader, BundleLine, PartitionSummary, LineBatch } from './bundle.js';
 export { GrantRegistry, DEFAULT_GRANT_POLICY, covers, isPattern, coveringPatterns, grantInForce } from './grants.js';
 export type { GrantPolicy, GrantEntry, GrantEffect, PendingWrite } from './grants.js';
+export { ArgumentConstraintSchema, satisfiesAll, narrows, matchesPattern } from './grant-constraints.js';
+export type { ArgumentConstraint } from './grant-constraints.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { KNOWN_CODES, type ReasonCode } from '@agent-ledger/refusals';
 import { ROLES, Role } from './roles.js';
 import { AUTHORITY_RULES_VERSIONS } from './authority-rules.js';
+import { ArgumentConstraintsSchema } from './grant-constraints.js';
 
 // Every schema here is strict: an unknown field is refused, never ignored, so
 // that no signed byte carries meaning the verifier did not check.
@@ -125,6 +126,12 @@ export const BODY_SCHEMAS = {
     effect: z.enum(['allow', 'block']),
     tier: Tier,
     parentGrantId: ShortText.nullable(),
+    /**
+     * Authority rules 2: constraints on named argument paths (numeric
+     * bounds, exact values, safe patterns) a call must meet for this allow
+     * grant to cover it (SPEC.md section 7.2, rule 7); absent: any arguments.
+     */
+    constraints: ArgumentConstraintsSchema.optional(),
   }),
   'grant.cosigned': z.strictObject({ grantId: ShortText, grant: Hash }),
   'grant.revoked': z.strictObject({ grantId: ShortText, reason: ShortText }),
