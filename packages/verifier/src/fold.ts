@@ -95,10 +95,10 @@ export class LedgerFold {
   /** Rules 14 and 15: every gate decision re-derived, every deadline proved, every fatigue signal re-derived. */
   readonly #replay: DecisionReplay;
   /** What rule 6 reads of an events statement, filled in for each entry. */
-  readonly #eventView: { type: string; author: EntryResult['author']; body: { agentId: string | null } } = {
+  readonly #eventView: { type: string; author: EntryResult['author']; body: { agentId: string | null; assurance: unknown } } = {
     type: '',
     author: { principal: '', keyId: '' },
-    body: { agentId: null },
+    body: { agentId: null, assurance: undefined },
   };
 
   constructor(trustRoot: TrustRoot, options: FoldOptions = {}) {
@@ -318,6 +318,8 @@ export class LedgerFold {
     view.type = entry.type;
     view.author = entry.author;
     view.body.agentId = entry.agentId;
+    // A response's assurance is bound to its signer's role (authority rules 2, SPEC.md section 7.3).
+    view.body.assurance = entry.type === 'human.response' ? entry.replayBody?.assurance : undefined;
     this.#authority.authorize(view as never, entry.signers, entry.authorityIndex);
   }
 
