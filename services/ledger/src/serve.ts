@@ -8,7 +8,7 @@ import { AuthorityFollower } from './authority-follower.js';
 import { buildApi } from './api/server.js';
 import { LogIndex } from './api/log-index.js';
 import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
-import { decide, evolve, initialState, type GateState } from '@agent-ledger/gate';
+import { evolve, initialState, type GateState } from '@agent-ledger/gate';
 import { DeadlineTimer } from './gate/timer.js';
 import { fatigueSettingsFromEnv } from './gate/fatigue.js';
 import type { HomeConfig, LedgerHome } from './home.js';
@@ -61,7 +61,7 @@ function deadlineSettings(): { deadlinesMs?: Record<number, number> } {
 }
 
 /** The pure gate (packages/gate) as the worker's Decider. */
-const gateDecider: GateDecider<GateState> = { initialState, evolve, decide: (command, state) => decide(command, state) };
+const gateDecider: GateDecider<GateState> = { initialState, evolve };
 
 /**
  * Waits until every topic's partitions have a leader: topics created a moment
