@@ -205,13 +205,21 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
   };
   writeGrant('grant-acme-invoices', 'pay-acme-invoice', 'allow', 30);
   writeGrant('grant-block-db-restart', 'restart-db-host', 'block', 365);
-  // The legacy agent makes one call, then its key is revoked (nothing after counts).
+  // The legacy agent makes one call, then another that is sequenced just
+  // before its key is revoked: decided after the revocation, it is blocked
+  // with KEY_REVOKED from rules version 2 on (nothing after counts).
   proposeAndDecide(pickByName('list-workspace'), legacy);
+  const lastCall = propose(pickByName('list-workspace'), legacy);
   say('key.revoked', { keyId: legacy.keyId, reason: 'agent decommissioned' }, alice);
+  decideAndAnswer(lastCall, legacy.principal, true);
 
   function proposeAndDecide(scenario: Scenario, agent: Signer): void {
+    decideAndAnswer(propose(scenario, agent), agent.principal, false);
+  }
+
+  function propose(scenario: Scenario, agent: Signer): { entry: Entry; hash: string } {
     const agentId = agent.principal;
-    const proposal = say(
+    return say(
       'proposal.submitted',
       {
         agentId,
@@ -228,13 +236,17 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
       },
       agent,
     );
+  }
+
+  /** The gate's first decision (and, when it leaves the call to a human, the human's answer or the timer's timeout and the final decision). */
+  function decideAndAnswer(proposal: { entry: Entry; hash: string }, agentId: string, keyRevoked: boolean): void {
     const p = proposal.hash;
     const partition = proposal.entry.partition;
     const life = lifeOf(partition);
     const first: LifeCommand & { type: 'decide_proposal' } = {
       type: 'decide_proposal',
       proposal: p,
-      facts: { gate: gateState, keyRevoked: false, rules },
+      facts: { gate: gateState, keyRevoked, rules },
       authorityIndex: authority.size,
       nowMs: clock,
       confirmation: DEFAULT_CONFIRMATION,
@@ -249,7 +261,7 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
     const deadlineMs = request.deadlineMs - clock;
     const roll = random();
     const settle = (): void => {
-      const hashes = sayAll(partition, { type: 'settle', proposal: p, rules, keyRevoked: false, authorityIndex: authority.size }, gate);
+      const hashes = sayAll(partition, { type: 'settle', proposal: p, rules, keyRevoked, authorityIndex: authority.size }, gate);
       const decision = hashes.get('decision.recorded');
       if (decision !== undefined) sayAll(partition, { type: 'signals', entry: decision, fatigue: DEFAULT_FATIGUE, sent: () => false }, gate);
     };
