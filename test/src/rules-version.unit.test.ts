@@ -7,7 +7,7 @@ import { RELEASED_RULES, withRules, type RulesSpec } from '@agent-ledger/ruleboo
 import { verifyBundle } from '@agent-ledger/verifier';
 import { readTrustRoot } from '@agent-ledger/ledger';
 import { TestLedger, repoRoot } from './fixtures.js';
-import { RULES_V1, assertFailsAt, assertValid, recordDecision, verify } from './replay-support.js';
+import { RULES_LATEST, RULES_V1, assertFailsAt, assertValid, recordDecision, verify } from './replay-support.js';
 
 // Rules versions: every decision names the rules that made it, verify-chain
 // replays it with those, so changing a weight is a new version and never
@@ -64,4 +64,24 @@ test('a decision naming a rules version the verifier does not know fails with PO
     const { decision } = recordDecision(ledger, proposal, {}, { rules: { ...V3, version: rulesVersion } });
     assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', decision.entry);
   }
+});
+
+test('rules 2: a proposal decided after its agent\'s key was revoked is blocked with KEY_REVOKED, and nothing else verifies', async () => {
+  const SAFE_LS = { ...SUDO, args: { command: 'ls -la' } };
+  const revokedThenDecided = (rules: RulesSpec, keyRevoked: boolean): { ledger: TestLedger; decision: ReturnType<typeof recordDecision> } => {
+    const ledger = new TestLedger();
+    const proposal = ledger.propose(SAFE_LS);
+    // Sequenced before the revocation, decided after it (attack 12).
+    ledger.say('key.revoked', { keyId: ledger.agent.keyId, reason: 'key compromised' }, ledger.admin);
+    return { ledger, decision: recordDecision(ledger, proposal, {}, { rules, keyRevoked }) };
+  };
+  const blocked = revokedThenDecided(RULES_LATEST, true);
+  assert.deepEqual([blocked.decision.expected.outcome, blocked.decision.expected.code], ['block', 'KEY_REVOKED']);
+  assertValid(await verify(blocked.ledger));
+  // A gate that ignored the revocation under rules 2: verify-chain replays the block and refuses the allow.
+  const allowed = revokedThenDecided(RULES_LATEST, false);
+  assert.equal(allowed.decision.expected.outcome, 'allow');
+  assertFailsAt(await verify(allowed.ledger), 'POLICY_VIOLATION', allowed.decision.decision.entry);
+  // Rules 1 did not look at revocations: old bundles keep verifying.
+  assertValid(await verify(revokedThenDecided(RULES_V1, false).ledger));
 });

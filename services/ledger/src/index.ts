@@ -22,3 +22,7 @@ export { fatigueSettingsFromEnv } from './gate/fatigue.js';
 export { approveCommand, parseSessionDuration, sessionGrant, MAX_SESSION_MS, MAX_BATCH_TIER } from './commands/approve.js';
 export { rotateRootCommand } from './commands/rotate-root.js';
 export { SignaturePool, signatureVerdict } from './sequencer/signature-pool.js';
+export { GateWorker, DEFAULT_DEADLINES_MS } from './gate/gate-worker.js';
+export type { GateWorkerSettings, GateDecider } from './gate/gate-worker.js';
+export { DeadlineTimer } from './gate/timer.js';
+export { AuthorityFollower } from './authority-follower.js';
