@@ -46,6 +46,8 @@ export interface ApiDeps {
   readonly registry?: Registry;
   /** The installation's trust-root keys, reported by /readyz so a client can tell which installation answers. */
   readonly rootKeys?: readonly string[];
+  /** Extra /readyz detail (e.g. the gate's overdue proposals). */
+  readonly readyDetail?: () => Record<string, unknown>;
 }
 
 const BODY_LIMIT = 256 * 1024;
@@ -208,7 +210,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     try {
       deps.follower.current();
       await deps.pool.query('SELECT 1');
-      return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [] });
+      return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [], ...deps.readyDetail?.() });
     } catch (err) {
       return reply.code(503).send({ ready: false, error: (err as Error).message });
     }
