@@ -1,6 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -176,6 +178,26 @@ describe('admin CLI on a live ledger', () => {
     const downHuman = await ledger('grant', 'revoke', 'cli-g1', '--reason', 'r', '--as', 'admin:alice', '--home', home.dir, '--api', 'http://127.0.0.1:1');
     assert.equal(downHuman.status, 2);
     assert.match(downHuman.stderr, /^ledger: UNAVAILABLE: /);
+    // A server that fails: INTERNAL for the CLI, whatever refusal code its body claims.
+    const failing = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'INTEGRITY_FAILURE', message: 'internal error', retryable: true } }));
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const failingUrl = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
+    try {
+      const list = await ledger('grant', 'list', '--api', failingUrl, '--home', home.dir, '--json');
+      assert.equal(list.status, 2);
+      assert.equal(json(list).error?.code, 'INTERNAL');
+      const trail = await ledger('grants', 'trail', 'cli-g1', '--api', failingUrl, '--home', home.dir);
+      assert.equal(trail.status, 2);
+      assert.match(trail.stderr, /^ledger: INTERNAL: /);
+      const approve = await ledger('approve', '--list', '--api', failingUrl, '--home', home.dir);
+      assert.equal(approve.status, 2);
+      assert.match(approve.stderr, /^ledger: INTERNAL: /);
+    } finally {
+      failing.close();
+    }
     for (const args of [['grant', 'propose'], ['grant', 'cosign'], ['grant', 'revoke'], ['grant', 'reauthorize'], ['grant', 'list'], ['key', 'register'], ['key', 'cosign'], ['key', 'submit'], ['key', 'revoke'], ['key', 'list']]) {
       const help = await ledger(...args, '--help');
       assert.equal(help.status, 0, args.join(' '));
