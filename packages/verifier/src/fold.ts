@@ -346,6 +346,8 @@ export class LedgerFold {
     if (result.partition !== current.partition || current.size === 0) {
       this.#fail(ReasonCode.CHECKPOINT_INVALID, `checkpoint for partition ${result.partition} out of place`, at);
     }
+    // SPEC.md section 8: a checkpoint line sits directly after the entry that makes its size; a second one there is out of place.
+    if (current.checkpointed === current.size) this.#fail(ReasonCode.CHECKPOINT_INVALID, `a second checkpoint of size ${current.size} in partition ${current.partition}`, at);
     const atAuthority = current.partition === AUTHORITY_PARTITION ? current.size : current.lastAuthorityIndex;
     const checkpoint = this.#guard(() => {
       const opened = openNote(result.note, this.#sequencerVerifiers(atAuthority));

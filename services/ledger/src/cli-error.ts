@@ -1,4 +1,4 @@
-import { LedgerError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalError } from '@agent-ledger/refusals';
 
 /** Exit status of every command: 0 fine, 1 the content is wrong, 2 usage or I/O. */
 export const Exit = { ok: 0, invalid: 1, usage: 2 } as const;
@@ -12,6 +12,10 @@ export class UsageError extends Error {
 export function reportError(err: unknown): number {
   if (err instanceof UsageError) {
     process.stderr.write(`ledger: ${err.message}\n`);
+    return Exit.usage;
+  }
+  if (err instanceof OperationalError) {
+    process.stderr.write(`ledger: ${err.code}: ${err.message}\n`);
     return Exit.usage;
   }
   if (err instanceof LedgerError) {

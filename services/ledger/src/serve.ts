@@ -241,7 +241,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     const configured = await startConfiguredChannels(config.channels, log);
     webhookCallbackUrl = configured.webhookCallbackUrl;
     if (configured.channels.length === 0) log('notify: no chat channels configured: approvals come via the CLI (ledger approve) and the web page only');
-    const n = new NotifierRole(bus, { bridge: home.key('bridge-chat'), topics, eventPartitions: config.eventPartitions, channels: configured.channels, ...(config.channels?.order === undefined ? {} : { order: config.channels.order }), log });
+    const n = new NotifierRole(bus, { bridge: home.key('bridge-chat'), topics, eventPartitions: config.eventPartitions, channels: configured.channels, ...(config.channels?.order === undefined ? {} : { order: config.channels.order }), ...(config.channels?.escalation === undefined ? {} : { escalation: config.channels.escalation }), log });
     await n.start(topics.group('notify')).catch(async (err: unknown) => {
       await configured.close();
       throw err;
