@@ -11,7 +11,7 @@ import { rateSettingsFrom } from './api/rate-limit.js';
 import { DependencyWatch, retrying } from './dependency-watch.js';
 import { LogIndex } from './api/log-index.js';
 import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
-import { decide, evolve, initialState, type GateState } from '@agent-ledger/gate';
+import { evolve, initialState, type GateState } from '@agent-ledger/gate';
 import { DeadlineTimer } from './gate/timer.js';
 import { fatigueSettingsFromEnv } from './gate/fatigue.js';
 import type { HomeConfig, LedgerHome } from './home.js';
@@ -64,7 +64,7 @@ function deadlineSettings(): { deadlinesMs?: Record<number, number> } {
 }
 
 /** The pure gate (packages/gate) as the worker's Decider. */
-const gateDecider: GateDecider<GateState> = { initialState, evolve, decide: (command, state) => decide(command, state) };
+const gateDecider: GateDecider<GateState> = { initialState, evolve };
 
 /**
  * Waits until every topic's partitions have a leader: topics created a moment
@@ -244,11 +244,15 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     stops.push(() => g.stop());
     new Gauge({ name: 'ledger_grant_suggestions_total', help: 'grant.suggested statements signed by this gate (identical approvals an admin may turn into a grant)', registers: [registry], collect() { this.set(g.counters.grantSuggestions); } });
     new Gauge({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { for (const [approver, n] of g.rubberStamps) this.set({ approver }, n); } });
+    // Liveness: admitted proposals with no final decision 30 s after it was due (should stay 0).
+    new Gauge({ name: 'ledger_overdue_proposals', help: 'Admitted proposals without a final decision 30 s past their due time (first decision: at once; final: the request deadline)', registers: [registry], collect() { this.set(g.overdueProposals()); } });
+    new Gauge({ name: 'ledger_gate_commit_failures_total', help: 'Gate transactions that failed (the batch is redelivered and decided again)', registers: [registry], collect() { this.set(g.counters.commitFailures); } });
   }
   if (has('timer')) {
     const timer = new DeadlineTimer(bus, home.key('timer'), topics);
     await timer.start(topics.group(`timer-${process.pid}`));
     stops.push(() => timer.stop());
+    new Gauge({ name: 'ledger_timer_tick_failures_total', help: 'Timer ticks whose publish failed (retried at the next tick)', registers: [registry], collect() { this.set(timer.counters.tickFailures); } });
   }
   if (has('projector')) {
     projector = new Projector(bus, pool, config.eventPartitions, topics);
@@ -269,7 +273,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     const configured = await startConfiguredChannels(config.channels, log);
     webhookCallbackUrl = configured.webhookCallbackUrl;
     if (configured.channels.length === 0) log('notify: no chat channels configured: approvals come via the CLI (ledger approve) and the web page only');
-    const n = new NotifierRole(bus, { bridge: home.key('bridge-chat'), topics, eventPartitions: config.eventPartitions, channels: configured.channels, ...(config.channels?.order === undefined ? {} : { order: config.channels.order }), log });
+    const n = new NotifierRole(bus, { bridge: home.key('bridge-chat'), topics, eventPartitions: config.eventPartitions, channels: configured.channels, ...(config.channels?.order === undefined ? {} : { order: config.channels.order }), ...(config.channels?.escalation === undefined ? {} : { escalation: config.channels.escalation }), log });
     await n.start(topics.group('notify')).catch(async (err: unknown) => {
       await configured.close();
       throw err;
@@ -302,8 +306,9 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       registry,
       health: async () => {
         const halted = projector === undefined ? [] : [...projector.halted.entries()].map(([partition, message]) => ({ partition, code: 'INTEGRITY_FAILURE', message }));
-        return { ok: halted.length === 0, detail: { halted, roles } };
+        return { ok: halted.length === 0, detail: { halted, roles, overdueProposals: gate?.overdueProposals() ?? null } };
       },
+      readyDetail: () => ({ overdueProposals: gate?.overdueProposals() ?? null }),
     });
     apiUrl = await api.app.listen({ host: '127.0.0.1', port: config.apiPort });
     log(`api listening on ${apiUrl}`);

@@ -56,6 +56,8 @@ export interface ApiDeps {
   readonly registry?: Registry;
   /** The installation's trust-root keys, reported by /readyz so a client can tell which installation answers. */
   readonly rootKeys?: readonly string[];
+  /** Extra /readyz detail (e.g. the gate's overdue proposals). */
+  readonly readyDetail?: () => Record<string, unknown>;
   /** Host names (with or without `:port`) the API answers besides the loopback forms of its own port. */
   readonly allowedHosts?: readonly string[];
   /** Statements one principal may submit: a token bucket. */
@@ -444,7 +446,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       const down = Object.entries(checks).filter(([, c]) => !c.up).map(([name, c]) => `${name}: ${c.error ?? 'down'}`);
       return reply.code(503).send({ ready: false, checks, error: { code: OperationalCode.UNAVAILABLE, message: down.join('; '), retryable: true } });
     }
-    return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [], checks, pendingStatements: tracker.pendingCount });
+    return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [], checks, pendingStatements: tracker.pendingCount, ...deps.readyDetail?.() });
   });
   app.get('/openapi.json', async () => openApiDocument());
   registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex });
