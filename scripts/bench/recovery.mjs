@@ -153,9 +153,11 @@ function proposalOf(agent, n) {
       (async () => {
         for (;;) {
           const r = await fetch(`${base}/v1/statements`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-          await r.arrayBuffer();
-          if (r.status === 202) return;
-          if (r.status !== 503) throw new Error(`HTTP ${r.status}`);
+          if (r.status === 202) {
+            await r.arrayBuffer();
+            return;
+          }
+          if (r.status !== 503) throw new Error(`HTTP ${r.status}: ${Buffer.from(await r.arrayBuffer()).toString()}`);
           await sleep(200);
         }
       })(),

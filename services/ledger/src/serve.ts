@@ -185,7 +185,8 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   // The gate folds every authority entry from genesis on: it listens before the follower starts.
   if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config), fatigue: fatigueSettingsFromEnv() }, gateDecider as GateDecider);
   await follower.start(topics.group(`follower-${process.pid}`));
-  for (const s of sequencers) if (s.partition !== 0) await s.start();
+  // Events partitions recover independently of each other: at once.
+  await Promise.all(sequencers.filter((s) => s.partition !== 0).map((s) => s.start()));
   for (const s of sequencers) {
     const r = s.lastRecovery;
     if (r !== undefined) log(`sequencer ${s.partition}: recovered from ${r.from === 'checkpoint' ? 'its newest checkpoint' : 'the first entry'} (${s.size} entries; ${r.entriesRead} read in ${r.ms} ms)`);
