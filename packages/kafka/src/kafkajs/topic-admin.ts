@@ -115,11 +115,17 @@ export async function offsetsForTime(admin: Admin, topic: string, timestampMs: n
 export async function committedOffsets(admin: Admin, groupId: string, topic: string): Promise<ReadonlyMap<number, string | null>> {
   if (typeof groupId !== 'string' || groupId === '') throw invalidArgument('groupId must be a non-empty string');
   if (typeof topic !== 'string' || topic === '') throw invalidArgument('topic must be a non-empty string');
-  try {
-    const [found] = await admin.fetchOffsets({ groupId, topics: [topic] });
-    return new Map((found?.partitions ?? []).map((p) => [p.partition, p.offset === '-1' ? null : p.offset]));
-  } catch (err) {
-    throw fromKafkaError(err, `cannot read the committed offsets of ${groupId} on ${topic}`);
+  // A new broker or group answers "coordinator loading / not available" for a while: wait for it, bounded.
+  const deadline = Date.now() + 60_000;
+  for (let delay = 100; ; delay = Math.min(2_000, delay * 2)) {
+    try {
+      const [found] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return new Map((found?.partitions ?? []).map((p) => [p.partition, p.offset === '-1' ? null : p.offset]));
+    } catch (err) {
+      const error = fromKafkaError(err, `cannot read the committed offsets of ${groupId} on ${topic}`);
+      if (!error.retryable || Date.now() + delay > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 }
 
