@@ -192,6 +192,18 @@ export function runLogBusContract(harness: LogBusHarness): void {
       await restarted.subscription.stop();
       const derived = await drain(bus.readRange(output, 0, '0'), WAIT_MS, 'read the derived records');
       assert.deepEqual(values(derived), ['out:in0', 'out:in1', 'out:in2', 'out:in3', 'out:in4']);
+
+      // The committed offsets are readable, and a member of a group of its own takes the partitions at once from them.
+      const committed = await bus.committedOffsets(groupId, input);
+      assert.equal(committed.get(0), '5');
+      assert.equal(committed.get(1) ?? null, null);
+      assert.equal((await bus.committedOffsets(group('never'), input)).get(0) ?? null, null);
+      await bus.publish(['in5'].map((value) => ({ topic: input, partition: 0, value })));
+      const own = await listen(openBus(), { groupId: group('own-member'), topics: [input], fromBeginning: true, commitOffsets: false, positions: { offsetsOf: groupId, partitions: [0] } }, derive);
+      await own.until(1, 'the input after the committed offset');
+      await quiet();
+      assert.deepEqual(own.records().map((r) => r.offset), ['5']);
+      await own.subscription.stop();
       await writer.close();
     });
 
