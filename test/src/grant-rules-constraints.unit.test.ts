@@ -167,4 +167,7 @@ test('the safe pattern language is the glob it documents (checked against a regu
   );
   assert.equal(matchesPattern('ticket 4711*', 'ticket 4711: x'), true);
   assert.equal(matchesPattern('*'.repeat(200), 'a'.repeat(4000) + 'b'), true);
+  // A long argument meets no pattern (bounded work, fail closed), even one that would match.
+  const memo = (text: string): boolean => satisfiesAll([{ kind: 'pattern', path: 'memo', pattern: '*' }], { memo: text });
+  assert.deepEqual([memo('x'.repeat(4096)), memo('x'.repeat(4097))], [true, false]);
 });
