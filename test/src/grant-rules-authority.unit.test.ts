@@ -247,6 +247,17 @@ test('attack 3 offline: an allow the claimed channel would have earned fails ver
   assertValid(await verify(honest));
 });
 
+test('a decision naming gate rules 1 (the channel threshold) on an authority-rules-2 ledger is POLICY_VIOLATION', async () => {
+  const { ledger } = ledgerV2();
+  // A payment both rule versions leave to a human: only the version named is wrong.
+  const named = recordDecision(ledger, ledger.propose(), { rulesVersion: 1 });
+  assert.equal(named.expected.outcome, 'verify_first');
+  assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', named.decision.entry);
+  const { ledger: honest } = ledgerV2();
+  recordDecision(honest, honest.propose(), { rulesVersion: 2 });
+  assertValid(await verify(honest));
+});
+
 test('a risk threshold on a non-agent key, or under rules 1, is POLICY_VIOLATION', async () => {
   const { ledger } = ledgerV2();
   const erin = newSigner('approver:erin');

@@ -152,6 +152,11 @@ export class AuthorityState {
         fail(ReasonCode.KEY_ROLE, `a response signed by a ${assurance === 'platform' ? 'bridge' : 'approver'} key has assurance ${assurance}`);
       }
     }
+    if (v2 && statement.type === 'decision.recorded') {
+      // Gate rules 1 read the threshold from the proposal's channel (the agent's say): never on a rules-2 ledger.
+      const named = (statement.body as { rulesVersion?: unknown }).rulesVersion;
+      if (typeof named === 'number' && named < 2) fail(ReasonCode.POLICY_VIOLATION, `a decision on an authority-rules-2 ledger names gate rules ${named}`);
+    }
     if (cosigned) this.#authorizeRegistration(statement as Statement<'key.registered'>, signerKeyIds, atIndex);
   }
 
