@@ -2,8 +2,9 @@ import { ReasonCode, formatRefusal } from '@agent-ledger/refusals';
 import { classifyInto, type Classification } from './classify.js';
 import { lookUpGrants, riskThresholdOf, type GateState, type GrantFindings, type GrantRecord, type TargetNode } from './grants.js';
 import type { GateOptions } from './options.js';
-import { LATEST_RULES_VERSION } from './rules-version.js';
 import { PATTERN_RULES } from './pattern-rules.js';
+import { COMMAND_RULES } from './command-rules.js';
+import { LATEST_RULES_VERSION, isRulesVersion, type RulesVersion } from './rules-version.js';
 import { targetFacts } from './proposal-views.js';
 import type { DecideCommand, GateDecision, Outcome } from './types.js';
 
@@ -150,7 +151,7 @@ function decideUnchecked(command: DecideCommand, state: GateState, options: Gate
   const reasons: string[] = [];
   // The grant table first: the node of the proposal's target, when there is one, knows the target's classifier facts.
   const exact = lookUpGrants(state, proposal, command.now, findings);
-  const classification = classifyInto(reasons, proposal, command.context ?? {}, state.config, exact === undefined ? -1 : factsOf(exact));
+  const classification = classifyInto(reasons, proposal, command.context ?? {}, state.config, exact === undefined ? -1 : factsOf(exact), rulesVersionOf(options));
   const grants = findings;
 
   if (grants.block !== null) {
@@ -213,6 +214,12 @@ function decideUnchecked(command: DecideCommand, state: GateState, options: Gate
   return decision('verify_first', classification, needsHuman.code, needsHuman.refusal, null, reasons);
 }
 
+/** The rules version to decide with: the one the options name when released, else the latest. */
+function rulesVersionOf(options: GateOptions | undefined): RulesVersion {
+  const version = options?.rulesVersion;
+  return version !== undefined && isRulesVersion(version) ? version : LATEST_RULES_VERSION;
+}
+
 /** The packed classifier facts of a node's target, remembered on the node (grants.ts, TargetNode). */
 function factsOf(node: TargetNode): number {
   if (node.targetFacts === -1) node.targetFacts = targetFacts(node.targetResource);
@@ -243,7 +250,7 @@ function thresholdReason(command: DecideCommand, state: GateState, limit: number
   return `threshold.${recordable(channel)}:${String(limit)}`;
 }
 
-const BLOCKING_RULE_IDS: ReadonlySet<string> = new Set(PATTERN_RULES.filter((rule) => rule.block === true).map((rule) => rule.id));
+const BLOCKING_RULE_IDS: ReadonlySet<string> = new Set([...PATTERN_RULES, ...COMMAND_RULES].filter((rule) => rule.block === true).map((rule) => rule.id));
 
 function isBlockingRule(id: string): boolean {
   return BLOCKING_RULE_IDS.has(id);

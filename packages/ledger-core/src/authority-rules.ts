@@ -50,6 +50,7 @@ export const AUTHOR_ROLES_V2: Readonly<Record<StatementType, readonly Role[] | '
   'intake.rejected': [Role.sequencer],
   'grant.suggested': [Role.gate],
   'approval.rushed': [Role.gate],
+  'notification.sent': [Role.bridge],
 };
 
 /**

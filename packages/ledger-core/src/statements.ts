@@ -249,6 +249,23 @@ export const BODY_SCHEMAS = {
     minReadMs: Index,
     operationBytes: Index,
   }),
+  /**
+   * One delivery of an escalation to people (or its failure), recorded by the
+   * notify role: which channel it tried for which `escalation.raised`, and
+   * whether the channel took it. A record, not a decision: it changes nothing.
+   */
+  'notification.sent': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    /** The `escalation.raised` statement, by hash. */
+    escalation: Hash,
+    level: z.enum(['notify', 'admin', 'emergency']),
+    /** The channel tried; `none` when no channel was configured for the level. */
+    channel: z.enum(['telegram', 'discord', 'cli', 'webhook', 'none']),
+    ok: z.boolean(),
+    /** `delivered`, or the failure's code and message. */
+    detail: ShortText,
+  }),
 } as const;
 
 /** The statement type names. */
@@ -293,6 +310,8 @@ export const REQUIRED_ROLE: Readonly<Record<StatementType, Role | 'root'>> = {
   'intake.rejected': Role.sequencer,
   'grant.suggested': Role.service,
   'approval.rushed': Role.service,
+  // Signed by the notify role's chat bridge key (bridge:chat).
+  'notification.sent': Role.approver,
 };
 
 const Author = z.strictObject({ principal: Principal, keyId: KeyId });

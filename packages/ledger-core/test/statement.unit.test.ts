@@ -179,4 +179,9 @@ test('the line reader splits batches, keeps a last unterminated line, and refuse
   assert.deepEqual(lines, ['{"a":1}', '{"b":2}', '', '{"c":3}']);
   assert.deepEqual(oversize, [3]);
   assert.deepEqual(batches.map((b) => b.firstLine), [1, 3]);
+  // SPEC.md section 8: the last line lacks its newline, and the batch says which it is.
+  assert.deepEqual(batches.map((b) => b.unterminated), [undefined, 4]);
+  const terminated = [];
+  for await (const batch of readLineBatches(['{"a":1}\n', '{"b":2}\n'])) terminated.push(batch);
+  assert.deepEqual(terminated.map((b) => [b.ends.length, b.unterminated]), [[2, undefined]]);
 });

@@ -20,6 +20,7 @@ import {
 } from '@agent-ledger/core';
 import type { CheckpointResult, EntryResult, LineResult, TrailerResult } from './line-result.js';
 import { FoldFailure, type VerificationReport } from './report.js';
+import type { RulesRegistry } from '@agent-ledger/rulebook';
 import { DecisionReplay, type ReplayLimits } from './steps/replay-decisions.js';
 
 /** Options of the sequential fold. */
@@ -30,6 +31,8 @@ export interface FoldOptions {
   readonly knownCheckpoint?: string;
   /** Bounds of the decision replay's window of undecided proposals (replay itself is always on). */
   readonly replay?: ReplayLimits;
+  /** Released decision rules versions to replay with (default: every version the rulebook releases). */
+  readonly rules?: RulesRegistry;
 }
 
 interface PartitionState {
@@ -104,7 +107,7 @@ export class LedgerFold {
   constructor(trustRoot: TrustRoot, options: FoldOptions = {}) {
     this.#authority = new AuthorityState(trustRoot);
     this.#options = options;
-    this.#replay = new DecisionReplay(options.replay);
+    this.#replay = new DecisionReplay(options.replay, options.rules);
   }
 
   /** Entries fully verified so far. */
@@ -344,6 +347,8 @@ export class LedgerFold {
     if (result.partition !== current.partition || current.size === 0) {
       this.#fail(ReasonCode.CHECKPOINT_INVALID, `checkpoint for partition ${result.partition} out of place`, at);
     }
+    // SPEC.md section 8: a checkpoint line sits directly after the entry that makes its size; a second one there is out of place.
+    if (current.checkpointed === current.size) this.#fail(ReasonCode.CHECKPOINT_INVALID, `a second checkpoint of size ${current.size} in partition ${current.partition}`, at);
     const atAuthority = current.partition === AUTHORITY_PARTITION ? current.size : current.lastAuthorityIndex;
     const checkpoint = this.#guard(() => {
       const opened = openNote(result.note, this.#sequencerVerifiers(atAuthority));
