@@ -4,6 +4,7 @@ import type { GateState } from '@agent-ledger/gate';
 import { firstDecision, finalDecision } from './decide.js';
 import { MAX_MIN_READ_MS, MAX_SUGGESTED_TIER, READING_UNIT_BYTES, isReadingTime, operationKey } from './fatigue.js';
 import { rulesFor, type RulesRegistry } from './rules.js';
+import { admitsProposal } from './window.js';
 import type { ApprovedRequest, LifeEntry, LifeState, OpenConfirmation, WaitingProposal } from './state.js';
 
 /** What verify-chain knows beside the partition: the authority stream. */
@@ -32,6 +33,11 @@ function violation(message: string, code: ReasonCode = ReasonCode.POLICY_VIOLATI
 export function judge(state: LifeState, entry: LifeEntry, context: JudgeContext): void {
   const statement = entry.statement;
   switch (statement.type) {
+    case 'proposal.submitted': {
+      // The one bound: admission refuses a proposal that does not fit the window (RATE_LIMIT), so none may be on the log.
+      if (state.proposals.has(entry.statementHash) || state.confirmations.has(entry.statementHash) || admitsProposal(state, entry.bytes)) return;
+      return violation(`proposal beyond the replay window (${state.proposals.size + state.confirmations.size} undecided, ${state.proposalBytes} bytes waiting): admission refuses it with RATE_LIMIT`);
+    }
     case 'decision.recorded':
       return judgeDecision(state, entry, statement.body, context);
     case 'confirmation.requested': {

@@ -10,6 +10,7 @@ import {
   sequencerNoteSigner,
   signCheckpoint,
   signStatement,
+  statementHash,
   type Entry,
   type Envelope,
   type NoteSigner,
@@ -19,6 +20,10 @@ import {
 import type { InBatch, LogBus, OutRecord, TransactionalWriter } from '@agent-ledger/kafka';
 import { entryLocation, entryRecordValue, type TopicNames } from '../topics.js';
 import { admit } from './admission.js';
+import { admitsProposal, evolve, initialState, lifeEntryOf, type LifeState, type ReplayLimits } from '@agent-ledger/rulebook';
+
+/** A bundle line is the entry record with `"kind":"entry",` added: what verify-chain counts. */
+const LINE_KIND_BYTES = 15;
 import type { SignaturePool } from './signature-pool.js';
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
@@ -42,6 +47,8 @@ export interface SequencerSettings {
   readonly topics: TopicNames;
   /** Checks intake signatures on worker threads; without it they are checked inline. */
   readonly signatures?: SignaturePool;
+  /** The bound on undecided proposals per partition (default: the rulebook's REPLAY_WINDOW, what verify-chain holds). */
+  readonly replayWindow?: ReplayLimits;
 }
 
 /**
@@ -84,6 +91,8 @@ export class PartitionSequencer {
   /** Partition 0 keeps its own registry: it decides authority statements. */
   #authority: AuthorityState;
   #window: ReplayWindow | null = null;
+  /** Events partitions: the proposal-life state, for the rulebook's bound on undecided proposals. */
+  #life: LifeState;
   #sealedSize = 0;
   #lastSealAt = Date.now();
   #lastCommitAt = Date.now();
@@ -98,6 +107,7 @@ export class PartitionSequencer {
     this.#noteSigner = sequencerNoteSigner(settings.trustRoot.origin, settings.sequencer, nodeEd25519);
     this.#chain = new PartitionChain(partition);
     this.#authority = new AuthorityState(settings.trustRoot);
+    this.#life = initialState(settings.replayWindow);
   }
 
   /** The transactional id: one per input partition (kafkajs's exactly-once shape). */
@@ -121,11 +131,13 @@ export class PartitionSequencer {
     const chain = new PartitionChain(this.partition);
     const authority = new AuthorityState(this.#settings.trustRoot);
     let window: ReplayWindow | null = null;
+    const life = initialState(this.#settings.replayWindow);
     const { topic, partition } = entryLocation(this.#settings.topics, this.partition);
     for await (const record of this.#bus.readRange(topic, partition, '0')) {
       const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
       chain.replay(entry);
       const statement = entry.envelope.statement;
+      if (this.partition !== 0) evolve(life, lifeEntryOf(entry, statementHash(statement), record.value.length + LINE_KIND_BYTES));
       if (this.partition === 0) authority.apply(statement, entry.index, Date.parse(entry.sequencedAt));
       const freshnessMs = this.partition === 0 ? authority.config?.freshnessMs : this.#authorityView?.current().state.config?.freshnessMs;
       if (freshnessMs !== undefined) {
@@ -141,6 +153,7 @@ export class PartitionSequencer {
     this.#chain = chain;
     this.#authority = authority;
     this.#window = window;
+    this.#life = life;
     this.#sealedSize = sealed;
   }
 
@@ -192,7 +205,9 @@ export class PartitionSequencer {
       for (const [n, record] of records.entries()) {
         const now = Date.now();
         const registry = this.#registry();
-        const result = admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n]);
+        const life = this.#life;
+        const fitsWindow = this.partition === 0 ? undefined : (lineBytes: number) => admitsProposal(life, lineBytes);
+        const result = admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n], fitsWindow);
         let envelope: Envelope;
         if (result.kind === 'admitted') {
           envelope = result.envelope;
@@ -208,6 +223,7 @@ export class PartitionSequencer {
         const authorityIndex = this.partition === 0 ? this.#chain.size : registry.size;
         const entry = this.#chain.append(envelope, new Date(now), authorityIndex, result.kind === 'admitted' ? result.canonical : undefined);
         const value = entryRecordValue(entry);
+        if (this.partition !== 0) evolve(this.#life, lifeEntryOf(entry, statementHash(envelope.statement), Buffer.byteLength(value) + LINE_KIND_BYTES));
         bytes += value.length;
         out.push({ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value });
         const last = n === records.length - 1;
