@@ -78,6 +78,7 @@ const JUDGE: { readonly [T in StatementType]: Rule<T> | 'ignored' } = {
   'intake.rejected': 'ignored',
   'grant.suggested': (state, _entry, body) => judgeSuggestion(state, body),
   'approval.rushed': (state, _entry, body) => judgeRushed(state, body),
+  'notification.sent': 'ignored',
 };
 
 function judgeDecision(state: LifeState, entry: LifeEntry, body: BodyOf<'decision.recorded'>, context: JudgeContext): void {

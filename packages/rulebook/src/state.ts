@@ -195,6 +195,8 @@ const EVOLVE: { readonly [T in StatementType]: Handler<T> | 'ignored' } = {
   'decision.recorded': evolveDecision,
   'refusal.recorded': 'ignored',
   'intake.rejected': 'ignored',
+  // Delivery records of escalations: the proposal's life is already decided by then.
+  'notification.sent': 'ignored',
   'grant.suggested': (state, _entry, body) => {
     for (const request of body.requests) {
       const approved = state.fatigue.approved.get(request);

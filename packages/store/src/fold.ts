@@ -315,6 +315,7 @@ function proposeGrant(state: FoldState, linked: LinkedEntry): void {
     effect: body.effect,
     tier: body.tier,
     parentGrantId: body.parentGrantId,
+    constraints: body.constraints ?? null,
     proposalHash: statementHash,
     proposedBy: entry.envelope.statement.author.principal,
     proposedAt: entry.index,

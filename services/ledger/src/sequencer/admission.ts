@@ -78,9 +78,6 @@ export function admit(
     }
     const envelope = parsed.data as unknown as Envelope;
     const statement = envelope.statement;
-    if (statement.type === 'intake.rejected') {
-      throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
-    }
     const canonical = canonicalJson(statement);
     // A verdict computed on a worker thread from these same bytes stands in for the check.
     let signers: readonly string[];
@@ -90,6 +87,11 @@ export function admit(
     const agentId = (statement.body as { agentId?: string }).agentId ?? null;
     checkRouting(statement.type, agentId, partition, eventPartitions);
     authority.authorize(statement, signers, authorityIndex);
+    // Checked after the role, so that any other author gets the code verify-chain gives (KEY_ROLE);
+    // the sequencer's own rejections are written by it, never taken from intake.
+    if (statement.type === 'intake.rejected') {
+      throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
+    }
     if (statement.type === 'proposal.submitted' && fitsWindow !== undefined && !fitsWindow(Buffer.byteLength(JSON.stringify(envelope)) + ENTRY_LINE_OVERHEAD)) {
       throw new LedgerError(ReasonCode.RATE_LIMIT, 'too many undecided proposals on this partition: the replay window verify-chain holds is full');
     }
