@@ -8,6 +8,7 @@ test('the package exports exactly these names', () => {
     'DEFAULT_DEADLINES_MS',
     'DEFAULT_FATIGUE',
     'DEFAULT_RULES_VERSION',
+    'ENTRY_LINE_OVERHEAD',
     'MAX_MIN_READ_MS',
     'MAX_SUGGESTED_REQUESTS',
     'MAX_SUGGESTED_TIER',

@@ -12,6 +12,7 @@ import {
   sha256Hex,
   signCheckpoint,
   signStatement,
+  statementHash,
   type Entry,
   type Envelope,
   type NoteSigner,
@@ -21,6 +22,10 @@ import {
 import type { InBatch, LogBus, OutRecord, TransactionalWriter } from '@agent-ledger/kafka';
 import { entryLocation, entryRecordValue, type TopicNames } from '../topics.js';
 import { admit, type Admitted, type Rejected } from './admission.js';
+import { admitsProposal, evolve, initialState, lifeEntryOf, type LifeState, type ReplayLimits } from '@agent-ledger/rulebook';
+
+/** A bundle line is the entry record with `"kind":"entry",` added: what verify-chain counts. */
+const LINE_KIND_BYTES = 15;
 import type { SignaturePool } from './signature-pool.js';
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
@@ -71,6 +76,8 @@ export interface SequencerSettings {
   readonly topics: TopicNames;
   /** Checks intake signatures on worker threads; without it they are checked inline. */
   readonly signatures?: SignaturePool;
+  /** The bound on undecided proposals per partition (default: the rulebook's REPLAY_WINDOW, what verify-chain holds). */
+  readonly replayWindow?: ReplayLimits;
 }
 
 /**
@@ -113,6 +120,8 @@ export class PartitionSequencer {
   /** Partition 0 keeps its own registry: it decides authority statements. */
   #authority: AuthorityState;
   #window: ReplayWindow | null = null;
+  /** Events partitions: the proposal-life state, for the rulebook's bound on undecided proposals. */
+  #life: LifeState;
   #sealedSize = 0;
   #lastSealAt = Date.now();
   #lastCommitAt = Date.now();
@@ -129,6 +138,7 @@ export class PartitionSequencer {
     this.#noteSigner = sequencerNoteSigner(settings.trustRoot.origin, settings.sequencer, nodeEd25519);
     this.#chain = new PartitionChain(partition);
     this.#authority = new AuthorityState(settings.trustRoot);
+    this.#life = initialState(settings.replayWindow);
   }
 
   /** The transactional id: one per input partition (kafkajs's exactly-once shape). */
@@ -152,11 +162,13 @@ export class PartitionSequencer {
     const chain = new PartitionChain(this.partition);
     const authority = new AuthorityState(this.#settings.trustRoot);
     let window: ReplayWindow | null = null;
+    const life = initialState(this.#settings.replayWindow);
     const { topic, partition } = entryLocation(this.#settings.topics, this.partition);
     for await (const record of this.#bus.readRange(topic, partition, '0')) {
       const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
       chain.replay(entry);
       const statement = entry.envelope.statement;
+      if (this.partition !== 0) evolve(life, lifeEntryOf(entry, statementHash(statement), record.value.length + LINE_KIND_BYTES));
       if (this.partition === 0) authority.apply(statement, entry.index, Date.parse(entry.sequencedAt));
       const freshnessMs = this.partition === 0 ? authority.config?.freshnessMs : this.#authorityView?.current().state.config?.freshnessMs;
       if (freshnessMs !== undefined) {
@@ -172,6 +184,7 @@ export class PartitionSequencer {
     this.#chain = chain;
     this.#authority = authority;
     this.#window = window;
+    this.#life = life;
     this.#sealedSize = sealed;
     this.#stale = false;
   }
@@ -225,7 +238,9 @@ export class PartitionSequencer {
       for (const [n, record] of records.entries()) {
         const now = Date.now();
         const registry = this.#registry();
-        const result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n]);
+        const life = this.#life;
+        const fitsWindow = this.partition === 0 ? undefined : (lineBytes: number) => admitsProposal(life, lineBytes);
+        const result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n], fitsWindow);
         let envelope: Envelope;
         if (result.kind === 'admitted') {
           envelope = result.envelope;
@@ -241,6 +256,7 @@ export class PartitionSequencer {
         const authorityIndex = this.partition === 0 ? this.#chain.size : registry.size;
         const entry = this.#chain.append(envelope, new Date(now), authorityIndex, result.kind === 'admitted' ? result.canonical : undefined);
         const value = entryRecordValue(entry);
+        if (this.partition !== 0) evolve(this.#life, lifeEntryOf(entry, statementHash(envelope.statement), Buffer.byteLength(value) + LINE_KIND_BYTES));
         bytes += value.length;
         out.push({ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value });
         const last = n === records.length - 1;
