@@ -26,8 +26,12 @@ interface Run {
 }
 
 function ledger(...args: string[]): Promise<Run> {
+  return ledgerWith({}, ...args);
+}
+
+function ledgerWith(env: Record<string, string>, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, encoding: 'utf8' }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1;
       resolve({ status: code, stdout, stderr });
     });
@@ -178,6 +182,11 @@ describe('admin CLI on a live ledger', () => {
     const downHuman = await ledger('grant', 'revoke', 'cli-g1', '--reason', 'r', '--as', 'admin:alice', '--home', home.dir, '--api', 'http://127.0.0.1:1');
     assert.equal(downHuman.status, 2);
     assert.match(downHuman.stderr, /^ledger: UNAVAILABLE: /);
+    // The broker behind key list unreachable: UNAVAILABLE, not the NO_CHANNEL refusal.
+    const noBroker = await ledgerWith({ LEDGER_KAFKA_BROKERS: '127.0.0.1:1' }, 'key', 'list', '--home', home.dir, '--json');
+    assert.equal(noBroker.status, 2);
+    assert.deepEqual(json(noBroker).error, { ...json(noBroker).error, code: 'UNAVAILABLE', retryable: true });
+    assert.equal(noBroker.stderr, '', 'one typed answer, no broker log lines');
     // A server that fails: INTERNAL for the CLI, whatever refusal code its body claims.
     const failing = createServer((_req, res) => {
       res.writeHead(500, { 'content-type': 'application/json' });

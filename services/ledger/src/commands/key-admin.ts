@@ -1,4 +1,4 @@
-import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { AuthorityState, EntrySchema, KeyId, Principal, ROLES, createStatement, parseStrictJson, type Entry, type Envelope, type Role } from '@agent-ledger/core';
 import { readKeyFile } from '../keys.js';
 import { topicNames } from '../topics.js';
@@ -149,19 +149,28 @@ export function keyListCommand(options: { readonly home?: string; readonly json?
     if (options.principal !== undefined && !Principal.safeParse(options.principal).success) throw badArgument(`--principal takes kind:name, not ${options.principal}`);
     const home = lazyHome(options.home)();
     const { createKafkaBus } = await import('@agent-ledger/kafka');
-    const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: `ledger-keys-${process.pid}` });
+    // The broker's own log lines stay quiet: a failure is reported once, typed.
+    const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: `ledger-keys-${process.pid}`, logLevel: 'nothing' });
     const state = new AuthorityState(home.trustRoot);
+    const records = bus.readRange(topicNames(home.config.topicPrefix).authority, 0, '0')[Symbol.asyncIterator]();
     try {
-      for await (const record of bus.readRange(topicNames(home.config.topicPrefix).authority, 0, '0')) {
-        const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
+      for (;;) {
+        let next: IteratorResult<{ value: Buffer }>;
+        try {
+          next = await records.next();
+        } catch (err) {
+          // The broker could not be read: an outage, never a refusal of the log's content.
+          if (err instanceof OperationalError) throw err;
+          throw new OperationalError(OperationalCode.UNAVAILABLE, `cannot read the authority stream from ${home.config.kafkaBrokers.join(',')}: ${(err as Error).message}`, { cause: err });
+        }
+        if (next.done === true) break;
+        // The log's content: what does not fold is a typed LedgerError, as the sequencer and verify-chain would say.
+        const parsed = EntrySchema.safeParse(parseStrictJson(next.value.value.toString('utf8')));
+        if (!parsed.success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `authority stream entry ${state.size}: not a ledger entry`);
+        const entry = parsed.data as unknown as Entry;
         if (entry.index < state.size) continue;
         state.apply(entry.envelope.statement, entry.index, Date.parse(entry.sequencedAt));
       }
-    } catch (err) {
-      if (err instanceof OperationalError) throw err;
-      const code = (err as { code?: unknown }).code;
-      if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) throw err;
-      throw new OperationalError(OperationalCode.UNAVAILABLE, `cannot read the authority stream: ${(err as Error).message}`, { cause: err });
     } finally {
       await bus.close();
     }
