@@ -40,7 +40,9 @@ class FakeTelegram {
   readonly sent: SentMessage[] = [];
   readonly events = new EventEmitter();
   down = false;
-  readonly #server: Server = createServer((req, res) => void this.#serve(req, res));
+  readonly #server: Server = createServer((req, res) => {
+    this.#serve(req, res).catch(() => res.destroy());
+  });
   #updates: { update_id: number; callback_query: unknown }[] = [];
   #nextUpdate = 1;
   #nextMessage = 1;

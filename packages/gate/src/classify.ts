@@ -5,6 +5,11 @@ import { DEFAULT_CONFIG, type GateConfig } from './options.js';
 import { PATTERN_RULES, URL_AUTHORITY, type PatternRule } from './pattern-rules.js';
 import { TargetFacts, readProposal, targetClauses, targetSignature, targetView, type ProposalViews } from './proposal-views.js';
 import { CRISIS_SUPPORT_COMPANIONS } from './signal-rules.js';
+import { COMMAND_RULES } from './command-rules.js';
+import { Findings } from './findings.js';
+import { moneyFindings } from './money.js';
+import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
+import { callFindings } from './tool-registry.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
 /** What the classifier found: the tier, the risk score and the rules behind them. */
@@ -40,6 +45,22 @@ const SUPPORT_COMPANION = Uint8Array.from(ALL_RULES, (rule) => (CRISIS_SUPPORT_C
 const fired = new Uint8Array(ALL_RULES.length);
 const tally = { tier: 0 as Tier, risk: 0, destructive: false };
 const NET_FETCH_INDEX = PATTERN_RULES.findIndex((rule) => rule.id === 'pattern.net_fetch');
+
+const FINANCIAL_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'context.financial');
+/** Version-2 rules fired on the current proposal (same scratch discipline as `fired`). */
+const firedCommand = new Uint8Array(COMMAND_RULES.length);
+let commandFired = false;
+
+function fireCommand(index: number, out: string[]): void {
+  if (firedCommand[index] === 1) return;
+  const rule = COMMAND_RULES[index] as (typeof COMMAND_RULES)[number];
+  firedCommand[index] = 1;
+  commandFired = true;
+  out.push(rule.id);
+  if (rule.tier > tally.tier) tally.tier = rule.tier;
+  tally.risk += rule.weight;
+  if (rule.block === true) tally.destructive = true;
+}
 
 function fire(index: number, out: string[]): void {
   if (fired[index] === 1) return;
@@ -142,15 +163,31 @@ function flagsOf(views: ProposalViews, crisis: boolean): number {
  * `out` itself. The internal form of {@link classify}, used by decide(),
  * which passes the target's packed facts when it already has them (else -1).
  */
-export function classifyInto(out: string[], proposal: Partial<Proposal>, context: Partial<DecideContext>, config: GateConfig, targetFacts = -1): Classification {
+export function classifyInto(
+  out: string[],
+  proposal: Partial<Proposal>,
+  context: Partial<DecideContext>,
+  config: GateConfig,
+  targetFacts = -1,
+  rulesVersion: RulesVersion = LATEST_RULES_VERSION,
+): Classification {
   const views = readProposal(proposal, context.environment, targetFacts);
   fired.fill(0);
   tally.tier = 0;
   tally.risk = 0;
   tally.destructive = false;
+  if (commandFired) {
+    firedCommand.fill(0);
+    commandFired = false;
+  }
 
-  // Pattern rules: commands of execution tools, statements of database tools.
-  if (views.command !== '') {
+  if (rulesVersion >= 2) {
+    // Version 2: statements of database tools keep the SQL pattern rules; everything
+    // else is read by meaning (tool registry, shell parser, path model).
+    if (views.command !== '') for (const index of sqlPatternMemo.get(views.command, matchSql)) fire(index, out);
+    for (const index of callFindings(text(proposal.tool), text(proposal.actionType), proposal.args, views.execTool)) fireCommand(index, out);
+  } else if (views.command !== '') {
+    // Pattern rules: commands of execution tools, statements of database tools.
     const indexes = views.execTool ? shellPatternMemo.get(views.command, matchShell) : sqlPatternMemo.get(views.command, matchSql);
     for (const index of indexes) fire(index, out);
     if (fired[NET_FETCH_INDEX] === 1 && reachesUnknownHost(dequoteShell(views.command), config.knownHosts)) fire(UNKNOWN_HOST_INDEX, out);
@@ -170,17 +207,29 @@ export function classifyInto(out: string[], proposal: Partial<Proposal>, context
     }
   }
 
-  let crisisSupport = fired[CRISIS_SUPPORT_INDEX] === 1;
+  if (rulesVersion >= 2) {
+    const money = new Findings();
+    moneyFindings(money, proposal.args, fired[FINANCIAL_INDEX] === 1);
+    for (const index of money.list) fireCommand(index, out);
+  }
+
+  let crisisSupport = fired[CRISIS_SUPPORT_INDEX] === 1 && !commandFired;
   if (crisisSupport) for (let i = 0; i < fired.length; i++) if (fired[i] === 1 && SUPPORT_COMPANION[i] === 0) crisisSupport = false;
   return { tier: tally.tier, risk: tally.risk, rules: out, destructive: tally.destructive, crisisSupport, crisisDecision: fired[CRISIS_DECISION_INDEX] === 1 };
 }
 
 /**
  * Classifies a proposal with the pattern, behavioural and context rules
- * (tables in pattern-rules.ts and signal-rules.ts). Reads the tool, the five
+ * (tables in pattern-rules.ts and signal-rules.ts), under `rulesVersion`
+ * (default the latest; version 2 reads commands, paths and tools by meaning:
+ * command-rules.ts). Reads the tool, the five
  * operation fields, the arguments and `context.environment` /
  * `context.crisis`, all normalised first; never the query or the labels.
  */
-export function classify(proposal: Proposal, context: DecideContext = {}, config: GateConfig = DEFAULT_CONFIG): Classification {
-  return classifyInto([], proposal, context, config);
+export function classify(proposal: Proposal, context: DecideContext = {}, config: GateConfig = DEFAULT_CONFIG, rulesVersion: RulesVersion = LATEST_RULES_VERSION): Classification {
+  return classifyInto([], proposal, context, config, -1, rulesVersion);
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }

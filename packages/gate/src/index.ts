@@ -15,3 +15,8 @@ export { Tier, Outcome, CHANNELS } from './types.js';
 export type { AuthorityEvent, Proposal, DecideContext, DecideCommand, GateDecision, Channel } from './types.js';
 export { RULES_VERSIONS, LATEST_RULES_VERSION, isRulesVersion } from './rules-version.js';
 export type { RulesVersion } from './rules-version.js';
+export { COMMAND_RULES } from './command-rules.js';
+export type { CommandRule } from './command-rules.js';
+export { PathClass, pathFacts, normalizePath } from './path-model.js';
+export type { PathFacts } from './path-model.js';
+export { ToolKind, toolKind, canonicalToolName } from './tool-registry.js';

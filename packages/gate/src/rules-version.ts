@@ -6,13 +6,13 @@
  * replays each decision with the version it names, so tuning a weight or
  * adding a rule is a new version and never makes an old bundle fail.
  */
-export const RULES_VERSIONS = [1] as const;
+export const RULES_VERSIONS = [1, 2] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 1;
+export const LATEST_RULES_VERSION: RulesVersion = 2;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

@@ -6,8 +6,8 @@ import {
   CHANNELS,
   DEFAULT_CHANNEL_THRESHOLDS,
   PRECEDENCE,
-  classify,
-  decide,
+  classify as classifyLatest,
+  decide as decideLatest,
   grantFromScenario,
   initialState,
   type Channel,
@@ -18,6 +18,11 @@ import {
   type ScenarioGrant,
 } from '../src/index.js';
 import { DAY, NOW, command, operationOf, payment, proposal, shell } from './support.js';
+
+// These tests pin rules version 1, which is frozen (old bundles replay with it);
+// version 2 has its own tests (classifier-v2.unit.test.ts, corpus.unit.test.ts).
+const decide = (c: DecideCommand, s: GateState, o?: Parameters<typeof decideLatest>[2]): GateDecision => decideLatest(c, s, { ...o, rulesVersion: 1 });
+const classify = (p: Proposal, c?: Parameters<typeof classifyLatest>[1], config?: Parameters<typeof classifyLatest>[2]): ReturnType<typeof classifyLatest> => classifyLatest(p, c, config, 1);
 
 function grant(p: Proposal, overrides: Partial<ScenarioGrant> = {}): ScenarioGrant {
   return { grantId: 'g1', ...operationOf(p), notBefore: NOW - DAY, expiresAt: NOW + DAY, effect: 'allow', ...overrides };
@@ -164,7 +169,9 @@ describe('precedence, branch by branch', () => {
   });
 });
 
-describe('channel thresholds', () => {
+// Rules 1 only: rules 2 take the threshold from the authority, never the channel (test/src/grant-rules-authority.unit.test.ts).
+describe('channel thresholds (rules 1)', () => {
+  const V1 = { rulesVersion: 1 } as const;
   // production (1) + crisis context (1): tier 1, risk 2.
   const risky = (): DecideCommand => command(shell('ls'), { context: { environment: 'production', crisis: true } });
 
@@ -172,7 +179,7 @@ describe('channel thresholds', () => {
     assert.deepEqual({ ...DEFAULT_CHANNEL_THRESHOLDS }, { telegram: 2, discord: 2.5, cli: 3, api: 1.5, web: 2 });
     const expected: Record<Channel, string> = { api: 'verify_first', telegram: 'verify_first', web: 'verify_first', discord: 'allow', cli: 'allow' };
     for (const channel of CHANNELS) {
-      const d = decide({ ...risky(), channel }, initialState());
+      const d = decide({ ...risky(), channel }, initialState(), V1);
       assert.equal(d.risk, 2);
       assert.equal(d.outcome, expected[channel], channel);
       if (d.outcome === 'verify_first') assert.ok(d.reasons.includes(`threshold.${channel}:${DEFAULT_CHANNEL_THRESHOLDS[channel]}`));
@@ -180,19 +187,19 @@ describe('channel thresholds', () => {
   });
 
   test('configurable in the state (initialState options) and per call (decide options)', () => {
-    assert.equal(decide(risky(), initialState({ channelThresholds: { api: 2.5 } })).outcome, 'allow');
-    assert.equal(decide({ ...risky(), channel: 'cli' }, initialState({ channelThresholds: { cli: 1 } })).outcome, 'verify_first');
-    assert.equal(decide(risky(), initialState(), { channelThresholds: { api: 10 } }).outcome, 'allow');
+    assert.equal(decide(risky(), initialState({ channelThresholds: { api: 2.5 } }), V1).outcome, 'allow');
+    assert.equal(decide({ ...risky(), channel: 'cli' }, initialState({ channelThresholds: { cli: 1 } }), V1).outcome, 'verify_first');
+    assert.equal(decide(risky(), initialState(), { channelThresholds: { api: 10 }, ...V1 }).outcome, 'allow');
     assert.throws(() => initialState({ channelThresholds: { api: -1 } }), RangeError);
   });
 
   test('an unknown channel gets the strictest threshold', () => {
-    const d = decide({ ...command(shell('ls'), { context: { environment: 'production' } }), channel: 'pager' as Channel }, initialState({ channelThresholds: { api: 0.5 } }));
+    const d = decide({ ...command(shell('ls'), { context: { environment: 'production' } }), channel: 'pager' as Channel }, initialState({ channelThresholds: { api: 0.5 } }), V1);
     assert.equal(d.outcome, 'verify_first');
   });
 
   test('tier 2 and above always needs a human, whatever the threshold', () => {
-    const d = decide(command(shell('python -c "print(1)"'), { channel: 'cli' }), initialState({ channelThresholds: { cli: 100 } }));
+    const d = decide(command(shell('python -c "print(1)"'), { channel: 'cli' }), initialState({ channelThresholds: { cli: 100 } }), V1);
     assert.deepEqual([d.outcome, d.tier], ['verify_first', 2]);
   });
 });

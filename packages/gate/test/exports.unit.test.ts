@@ -5,6 +5,7 @@ import * as gate from '../src/index.js';
 test('the package exports exactly these names', () => {
   assert.deepEqual(Object.keys(gate).sort(), [
     'CHANNELS',
+    'COMMAND_RULES',
     'CRISIS_DECISION_ACTIONS',
     'CRISIS_SUPPORT_ACTIONS',
     'DEFAULT_CHANNEL_THRESHOLDS',
@@ -14,11 +15,14 @@ test('the package exports exactly these names', () => {
     'Outcome',
     'PATTERN_RULES',
     'PRECEDENCE',
+    'PathClass',
     'RULES_VERSIONS',
     'SIGNAL_RULES',
     'Tier',
+    'ToolKind',
     'UNINSPECTABLE_RULE',
     'UNKNOWN_HOST_RULE',
+    'canonicalToolName',
     'classify',
     'decide',
     'dequoteShell',
@@ -29,13 +33,16 @@ test('the package exports exactly these names', () => {
     'initialState',
     'isActive',
     'isRulesVersion',
+    'normalizePath',
     'normalizeText',
+    'pathFacts',
     'resolveConfig',
+    'toolKind',
     'wordForm',
   ]);
 });
 
 test('rule ids are unique across the tables', () => {
-  const ids = [...gate.PATTERN_RULES, gate.UNKNOWN_HOST_RULE, gate.UNINSPECTABLE_RULE, ...gate.SIGNAL_RULES].map((r) => r.id);
+  const ids = [...gate.PATTERN_RULES, gate.UNKNOWN_HOST_RULE, gate.UNINSPECTABLE_RULE, ...gate.SIGNAL_RULES, ...gate.COMMAND_RULES].map((r) => r.id);
   assert.equal(new Set(ids).size, ids.length);
 });

@@ -48,15 +48,15 @@ const proposalBody = {
 
 test('the package index exports exactly the documented names', () => {
   assert.deepEqual(Object.keys(core).sort(), [
-    'AUTHORITY_PARTITION', 'AUTHORITY_TYPES', 'AuthorityState', 'BODY_SCHEMAS', 'BUNDLE_FORMAT', 'BUNDLE_VERSION', 'BundleCheckpointSchema',
-    'BundleEntrySchema', 'BundleHeaderSchema', 'BundleLineSchema', 'BundleTrailerSchema', 'DEFAULT_GRANT_POLICY', 'DEFAULT_JSON_LIMITS', 'EMPTY_ROOT', 'EntrySchema',
-    'EnvelopeSchema', 'GrantRegistry', 'Hash', 'KeyId', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MAX_PLATFORM_ASSURANCE_TIER', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
+    'AUTHORITY_PARTITION', 'AUTHORITY_RULES_VERSIONS', 'AUTHORITY_TYPES', 'AUTHOR_ROLES_V2', 'ArgumentConstraintSchema', 'AuthorityState', 'BODY_SCHEMAS', 'BUNDLE_FORMAT', 'BUNDLE_VERSION', 'BundleCheckpointSchema',
+    'BundleEntrySchema', 'BundleHeaderSchema', 'BundleLineSchema', 'BundleTrailerSchema', 'DEFAULT_GRANT_POLICY', 'DEFAULT_JSON_LIMITS', 'DEFAULT_RISK_THRESHOLD', 'EMPTY_ROOT', 'EntrySchema',
+    'EnvelopeSchema', 'GrantRegistry', 'Hash', 'KeyId', 'LATEST_AUTHORITY_RULES_VERSION', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MAX_PLATFORM_ASSURANCE_TIER', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
     'REQUIRED_ROLE', 'ROLES', 'ReplayWindow', 'Role', 'STATEMENT_SIGNING_CONTEXT', 'STATEMENT_TYPES', 'SignatureSchema', 'StatementId', 'StatementSchema',
     'Timestamp', 'TrustRootSchema', 'ZERO_HASH', 'bytesEqual', 'canonicalBytes', 'canonicalJson', 'checkPublicKey', 'checkRouting', 'concatBytes', 'coveringPatterns', 'covers',
     'createStatement', 'entryHash', 'entryHashBytes', 'envelopeCanonical', 'envelopeHash', 'eventPartitionOf', 'formatCheckpoint',
-    'formatTrailer', 'fromBase64', 'fromHex', 'generateSeed', 'grantInForce', 'headerOf', 'interiorHash', 'isPattern', 'keyIdOf', 'leafHash', 'nobleEd25519',
+    'formatTrailer', 'fromBase64', 'fromHex', 'generateSeed', 'grantInForce', 'headerOf', 'interiorHash', 'isPattern', 'keyIdOf', 'leafHash', 'matchesPattern', 'narrows', 'nobleEd25519',
     'nodeEd25519', 'noteKeyId', 'openNote', 'parseCheckpoint', 'parseStrictJson', 'parseStrictJsonBytes', 'parseTrailer', 'partitionOf',
-    'partitionOrigin', 'readLineBatches', 'rootFromLeafHashes', 'sequencerNoteSigner', 'sha256', 'sha256Hex', 'signCheckpoint', 'signNote',
+    'partitionOrigin', 'readLineBatches', 'rootFromLeafHashes', 'satisfiesAll', 'sequencerNoteSigner', 'sha256', 'sha256Hex', 'signCheckpoint', 'signNote',
     'signStatement', 'signingMessage', 'statementHash', 'toBase64', 'toHex', 'utf8', 'uuidv7', 'uuidv7Millis', 'verifierKeyString',
     'verifyConsistency', 'verifyEnvelopeSignatures', 'verifyInclusion',
   ]);

@@ -14,11 +14,7 @@ export function reportError(err: unknown): number {
     process.stderr.write(`ledger: ${err.message}\n`);
     return Exit.usage;
   }
-  if (err instanceof OperationalError) {
-    process.stderr.write(`ledger: ${err.code}: ${err.message}\n`);
-    return Exit.usage;
-  }
-  if (err instanceof LedgerError) {
+  if (err instanceof LedgerError || err instanceof OperationalError) {
     process.stderr.write(`ledger: ${err.code}: ${err.message}\n`);
     return Exit.usage;
   }

@@ -230,7 +230,7 @@ function adminKey(home: LedgerHome, principal: string): Signer {
 
 /** Service keys named by the genesis: who may sign confirmation requests at the start of the log. */
 function serviceKeysOf(home: LedgerHome): Set<string> {
-  return new Set(home.genesis().statement.body.keys.filter((k) => k.roles.includes('service')).map((k) => k.keyId));
+  return new Set(home.genesis().statement.body.keys.filter((k) => k.roles.includes('service') || k.roles.includes('gate')).map((k) => k.keyId));
 }
 
 /**

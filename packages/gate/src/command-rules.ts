@@ -1,0 +1,104 @@
+import type { Rule } from './rule.js';
+
+/** A rule of rules version 2's structural analysis (commands, paths, tools, amounts). */
+export interface CommandRule extends Rule {
+  readonly kind: 'pattern';
+  /** The family (README and the corpus bench group by it). */
+  readonly family: string;
+}
+
+function rule(id: string, tier: CommandRule['tier'], weight: number, summary: string, block?: true): CommandRule {
+  const family = id.slice(0, id.indexOf('.'));
+  return block === true ? { id, kind: 'pattern', family, tier, weight, summary, block } : { id, kind: 'pattern', family, tier, weight, summary };
+}
+
+/**
+ * Rules of version 2, by id (their order is the order of `reasons`). They
+ * fire on what a command will do: its program (after unwrapping sudo, env,
+ * xargs, `sh -c`, ssh, docker exec, ...), its flags in any spelling and the
+ * classes of the paths it reads, writes or deletes (path-model.ts). Weights
+ * as in version 1: tier 4 4-5, tier 3 2.5-3, tier 2 1.5, tier 1 0.5.
+ */
+export const COMMAND_RULES: readonly CommandRule[] = [
+  rule('destructive.root_delete', 4, 5, 'recursive delete of /, ~, a top-level system directory (any flag spelling, through any wrapper)', true),
+  rule('destructive.disk', 4, 5, 'making, wiping or overwriting a filesystem or block device (mkfs, wipefs, dd of=/dev/sdX, > /dev/nvme0n1)', true),
+  rule('destructive.fork_bomb', 4, 5, 'fork bomb: a function that pipes into itself in the background', true),
+  rule('destructive.recursive_delete', 3, 3, 'recursive delete outside the project and temporary directories, of `.`/`*`, or of an unresolved path'),
+  rule('destructive.system_delete', 3, 3, 'deleting, moving away or truncating system or service data (/var/lib, /etc, /srv, ...)'),
+  rule('destructive.secure_delete', 3, 3, 'secure deletion (shred, srm, wipe)'),
+  rule('destructive.git_history', 3, 3, 'rewriting or discarding git history (push --force, reset --hard, clean -f, branch -D, push --delete, filter-branch)'),
+  rule('destructive.cluster', 3, 2.5, 'deleting, draining or scaling to zero in a cluster (kubectl delete/drain/cordon, --replicas=0, helm uninstall, terraform destroy)'),
+  rule('destructive.cloud', 3, 3, 'deleting cloud resources or buckets (aws ... delete/terminate, s3 rb, gsutil rm -r)'),
+  rule('destructive.service_stop', 3, 2.5, 'stopping, restarting or disabling services (systemctl, service, launchctl)'),
+  rule('destructive.shutdown', 3, 3, 'shutdown, reboot, halt, poweroff, init 0/6'),
+  rule('destructive.container', 2, 1.5, 'docker/podman kill, forced rm, prune'),
+  rule('destructive.database', 3, 3, 'dropping databases or flushing stores (dropdb, redis-cli flushall)'),
+  rule('destructive.structured', 2, 1.5, 'a structured call whose tool or action deletes, destroys, drops, purges or terminates'),
+  rule('destructive.scale_to_zero', 3, 2.5, 'a structured call that scales a workload to zero replicas'),
+  rule('exfiltration.upload', 3, 3, 'sending a file, piped output or computed data over the network (curl -d @f, -T, nc < f, scp/rsync to a host)'),
+  rule('exfiltration.cloud_upload', 3, 3, 'copying local data to a cloud bucket (aws s3 cp/sync, gsutil cp, az storage upload, rclone)'),
+  rule('exfiltration.reverse_shell', 4, 4, 'reverse shells (/dev/tcp, nc -e, socat exec:, a network stream piped into a shell)'),
+  rule('network.fetch', 1, 0.5, 'network access (curl, wget, fetch tools)'),
+  rule('network.raw_socket', 2, 1.5, 'raw connections, listeners and tunnels (nc, socat, telnet, ssh -R/-D)'),
+  rule('persistence.shell_startup', 3, 3, 'writing shell startup files (~/.bashrc, ~/.profile, /etc/profile.d)'),
+  rule('persistence.scheduled', 3, 3, 'cron, systemd, launchd and init units (files, crontab, at)'),
+  rule('persistence.ssh', 3, 3, 'writing SSH material (authorized_keys, ~/.ssh, /etc/ssh, ssh-copy-id)'),
+  rule('persistence.git_hook', 3, 3, 'writing git hooks or a repository git configuration'),
+  rule('persistence.service', 3, 3, 'enabling services to start on their own (systemctl enable, launchctl load, update-rc.d)'),
+  rule('privilege.sudo', 2, 1.5, 'privilege escalation (sudo, doas, pkexec, su, runuser)'),
+  rule('privilege.setuid', 4, 4, 'setuid or setgid bits (chmod u+s, 4755, +s)'),
+  rule('privilege.capabilities', 4, 4, 'file capabilities (setcap)'),
+  rule('privilege.container_escape', 4, 4, 'privileged containers, host namespaces, host root or docker socket mounts'),
+  rule('privilege.mount_chroot', 3, 3, 'mount, chroot, nsenter, unshare'),
+  rule('privilege.sudoers_pam', 4, 4, 'writing sudoers, doas, PAM, polkit or account databases (visudo)'),
+  rule('privilege.accounts', 3, 3, 'creating or changing accounts and groups (useradd, usermod, passwd)'),
+  rule('privilege.world_writable', 3, 3, 'making files world-writable (777, o+w)'),
+  rule('privilege.chown_root', 3, 3, 'recursive chown to root'),
+  rule('privilege.kernel', 3, 3, 'kernel tunables and modules (/proc/sys, sysctl -w, insmod, modprobe)'),
+  rule('credential.file', 3, 3, 'reading credential files (SSH keys, cloud credentials, .env, keyrings, history, process memory)'),
+  rule('credential.store', 3, 3, 'asking a secret store or CLI for secrets or tokens (keychain, vault, secretsmanager, kubectl get secret)'),
+  rule('credential.cloud_metadata', 3, 3, 'cloud instance metadata (169.254.169.254, metadata.google.internal)'),
+  rule('credential.search', 3, 3, 'searching the machine for secrets or key files'),
+  rule('credential.write', 3, 3, 'writing or deleting credential files'),
+  rule('credential.environment', 1, 0.5, 'dumping the environment'),
+  rule('supply_chain.remote_pipe_shell', 4, 4, 'remote content run by a shell or interpreter (curl | sh, bash <(curl), sh -c "$(curl)")'),
+  rule('supply_chain.remote_install', 3, 3, 'installing packages from URLs, git or unofficial indexes'),
+  rule('supply_chain.package_config', 3, 3, 'changing package-manager registries or configuration'),
+  rule('supply_chain.download_exec', 3, 3, 'running a file downloaded or decoded in the same command'),
+  rule('injection.loader', 4, 4, 'dynamic loader injection (LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES, /etc/ld.so.preload)'),
+  rule('injection.path_hijack', 3, 3, 'PATH or library path putting a temporary, relative or unresolved directory first'),
+  rule('injection.environment', 3, 3, 'environment that runs code (BASH_ENV, PROMPT_COMMAND, NODE_OPTIONS --require, GIT_SSH_COMMAND, ...)'),
+  rule('injection.alias', 3, 3, 'redefining common commands (alias sudo=..., a function named ls)'),
+  rule('injection.git_config', 3, 3, 'git configuration that runs code (core.hooksPath, core.sshCommand, core.fsmonitor, alias !cmd)'),
+  rule('evasion.history', 3, 3, 'erasing or disabling shell history'),
+  rule('evasion.logging', 3, 3, 'deleting logs or stopping audit and logging'),
+  rule('evasion.security_tools', 3, 3, 'disabling firewalls or mandatory access control'),
+  rule('evasion.crontab_remove', 3, 3, 'removing every cron job (crontab -r)'),
+  rule('evasion.kill_init', 4, 4, 'signalling init or every process (kill 1, kill -9 -1, killall5)'),
+  rule('evasion.attributes', 3, 2.5, 'changing file attributes (chattr)'),
+  rule('self.ledger_files', 3, 3, "reading the ledger's own installation (.ledger/, keys, configuration)"),
+  rule('self.ledger_tamper', 4, 4, "changing the ledger's installation, stopping its processes or overriding its LEDGER_* environment"),
+  rule('self.ledger_cli', 3, 3, 'running the ledger CLI (other than verify-chain, help, gate evaluate/bench)'),
+  rule('system.write', 3, 3, 'writing under /etc, /usr, /boot, /sys or other system trees'),
+  rule('execution.pipe_to_shell', 3, 2.5, 'text that is not a literal piped into a shell or interpreter'),
+  rule('execution.inline_code', 1, 0.5, 'inline code for an interpreter (python -c, node -e), read for commands, paths and network use'),
+  rule('uninspectable.parse_failure', 3, 3, 'a command the shell parser cannot read'),
+  rule('uninspectable.indirection', 3, 3, 'a command word taken from a variable or a substitution'),
+  rule('uninspectable.eval', 3, 3, 'eval, or source of text the gate cannot read'),
+  rule('uninspectable.decoded_payload', 3, 3, 'decoded or obfuscated payloads (base64 -d | sh, exec(b64decode(...)))'),
+  rule('uninspectable.process_substitution', 3, 3, 'process substitution <(...) / >(...)'),
+  rule('uninspectable.depth', 3, 3, 'commands nested deeper than the gate reads'),
+  rule('money.amount_low', 1, 0.5, 'an amount of money from 100 to 999 (USD or equivalent)'),
+  rule('money.amount_medium', 2, 1.5, 'an amount of money from 1,000 to 9,999'),
+  rule('money.amount_high', 3, 3, 'an amount of money of 10,000 or more'),
+];
+
+/** Index of each rule of {@link COMMAND_RULES}, by id. */
+export const COMMAND_RULE_INDEX: ReadonlyMap<string, number> = new Map(COMMAND_RULES.map((r, i) => [r.id, i]));
+
+/** The index of a rule id; throws at load for an id not in the table (a typo must fail loudly). */
+export function ruleIndex(id: string): number {
+  const index = COMMAND_RULE_INDEX.get(id);
+  if (index === undefined) throw new Error(`no command rule ${id}`);
+  return index;
+}

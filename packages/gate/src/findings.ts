@@ -1,0 +1,100 @@
+import { COMMAND_RULES, ruleIndex } from './command-rules.js';
+
+/**
+ * The rules of version 2 that fired on one input, by index into
+ * COMMAND_RULES, in the order they first fired. Cheap to build, kept (frozen
+ * as an array) in the memos of the analyses.
+ */
+export class Findings {
+  readonly #seen = new Uint8Array(COMMAND_RULES.length);
+  readonly list: number[] = [];
+
+  add(index: number): void {
+    if (this.#seen[index] === 1) return;
+    this.#seen[index] = 1;
+    this.list.push(index);
+  }
+
+  has(index: number): boolean {
+    return this.#seen[index] === 1;
+  }
+
+  addAll(indexes: readonly number[]): void {
+    for (const index of indexes) this.add(index);
+  }
+}
+
+/** Indexes of every rule, by a short name used in the analyses (checked at load). */
+export const R = {
+  rootDelete: ruleIndex('destructive.root_delete'),
+  disk: ruleIndex('destructive.disk'),
+  forkBomb: ruleIndex('destructive.fork_bomb'),
+  recursiveDelete: ruleIndex('destructive.recursive_delete'),
+  systemDelete: ruleIndex('destructive.system_delete'),
+  secureDelete: ruleIndex('destructive.secure_delete'),
+  gitHistory: ruleIndex('destructive.git_history'),
+  cluster: ruleIndex('destructive.cluster'),
+  cloudDelete: ruleIndex('destructive.cloud'),
+  serviceStop: ruleIndex('destructive.service_stop'),
+  shutdown: ruleIndex('destructive.shutdown'),
+  container: ruleIndex('destructive.container'),
+  database: ruleIndex('destructive.database'),
+  structuredDestructive: ruleIndex('destructive.structured'),
+  scaleToZero: ruleIndex('destructive.scale_to_zero'),
+  upload: ruleIndex('exfiltration.upload'),
+  cloudUpload: ruleIndex('exfiltration.cloud_upload'),
+  reverseShell: ruleIndex('exfiltration.reverse_shell'),
+  fetch: ruleIndex('network.fetch'),
+  rawSocket: ruleIndex('network.raw_socket'),
+  shellStartup: ruleIndex('persistence.shell_startup'),
+  scheduled: ruleIndex('persistence.scheduled'),
+  ssh: ruleIndex('persistence.ssh'),
+  gitHook: ruleIndex('persistence.git_hook'),
+  service: ruleIndex('persistence.service'),
+  sudo: ruleIndex('privilege.sudo'),
+  setuid: ruleIndex('privilege.setuid'),
+  capabilities: ruleIndex('privilege.capabilities'),
+  containerEscape: ruleIndex('privilege.container_escape'),
+  mountChroot: ruleIndex('privilege.mount_chroot'),
+  sudoersPam: ruleIndex('privilege.sudoers_pam'),
+  accounts: ruleIndex('privilege.accounts'),
+  worldWritable: ruleIndex('privilege.world_writable'),
+  chownRoot: ruleIndex('privilege.chown_root'),
+  kernel: ruleIndex('privilege.kernel'),
+  credentialFile: ruleIndex('credential.file'),
+  credentialStore: ruleIndex('credential.store'),
+  metadata: ruleIndex('credential.cloud_metadata'),
+  credentialSearch: ruleIndex('credential.search'),
+  credentialWrite: ruleIndex('credential.write'),
+  environmentDump: ruleIndex('credential.environment'),
+  remotePipeShell: ruleIndex('supply_chain.remote_pipe_shell'),
+  remoteInstall: ruleIndex('supply_chain.remote_install'),
+  packageConfig: ruleIndex('supply_chain.package_config'),
+  downloadExec: ruleIndex('supply_chain.download_exec'),
+  loader: ruleIndex('injection.loader'),
+  pathHijack: ruleIndex('injection.path_hijack'),
+  injectionEnv: ruleIndex('injection.environment'),
+  alias: ruleIndex('injection.alias'),
+  gitConfig: ruleIndex('injection.git_config'),
+  history: ruleIndex('evasion.history'),
+  logging: ruleIndex('evasion.logging'),
+  securityTools: ruleIndex('evasion.security_tools'),
+  crontabRemove: ruleIndex('evasion.crontab_remove'),
+  killInit: ruleIndex('evasion.kill_init'),
+  attributes: ruleIndex('evasion.attributes'),
+  ledgerFiles: ruleIndex('self.ledger_files'),
+  ledgerTamper: ruleIndex('self.ledger_tamper'),
+  ledgerCli: ruleIndex('self.ledger_cli'),
+  systemWrite: ruleIndex('system.write'),
+  pipeToShell: ruleIndex('execution.pipe_to_shell'),
+  inlineCode: ruleIndex('execution.inline_code'),
+  parseFailure: ruleIndex('uninspectable.parse_failure'),
+  indirection: ruleIndex('uninspectable.indirection'),
+  eval: ruleIndex('uninspectable.eval'),
+  decoded: ruleIndex('uninspectable.decoded_payload'),
+  procSubst: ruleIndex('uninspectable.process_substitution'),
+  depth: ruleIndex('uninspectable.depth'),
+  moneyLow: ruleIndex('money.amount_low'),
+  moneyMedium: ruleIndex('money.amount_medium'),
+  moneyHigh: ruleIndex('money.amount_high'),
+} as const;

@@ -1,0 +1,301 @@
+import { BoundedCache } from './bounded-cache.js';
+import { analyzeCode, analyzeShell } from './command-analysis.js';
+import { looksLikeCommand } from './code-analysis.js';
+import { Findings, R } from './findings.js';
+import { looksLikePath } from './path-model.js';
+import { touchPath, type PathAction } from './path-rules.js';
+import { touchUrl, urlsIn } from './url-rules.js';
+
+/**
+ * Tools by meaning (rules version 2): a registry maps the usual agent tools
+ * to what they do with their arguments. Claude Code's Bash, Read, Write,
+ * Edit, MultiEdit, NotebookEdit, WebFetch, Glob and Grep; the reference MCP
+ * servers (filesystem, shell, git, fetch) and common function-calling names.
+ * MCP names (`mcp__<server>__<tool>`, `server.tool`, `server/tool`) resolve
+ * by their tool part. A tool the registry does not know is read the
+ * strictest way: every string argument is inspected for commands, paths and
+ * URLs, so an unknown name is never a way around a rule.
+ */
+export const ToolKind = {
+  exec: 'exec', code: 'code', read: 'read', write: 'write', edit: 'edit', list: 'list', move: 'move', delete: 'delete', fetch: 'fetch', git: 'git',
+  unknown: 'unknown',
+} as const;
+/** One of {@link ToolKind}. */
+export type ToolKind = (typeof ToolKind)[keyof typeof ToolKind];
+
+const REGISTRY: ReadonlyMap<string, ToolKind> = new Map<string, ToolKind>([
+  ...names('exec', 'bash', 'shell', 'sh', 'zsh', 'terminal', 'console', 'run_command', 'execute_command', 'exec_command', 'run_shell_command', 'shell_exec', 'shell_execute', 'execute_shell', 'execute', 'exec', 'run', 'command', 'cmd', 'run_terminal_cmd', 'run_in_terminal', 'terminal_run', 'run_terminal_command', 'bash_tool', 'shell_tool', 'terminal_tool', 'run_bash', 'execute_bash', 'bash_exec', 'start_process', 'interact_with_process', 'ssh_exec', 'ssh', 'docker_exec', 'kubectl_exec', 'container_exec', 'process', 'spawn', 'subprocess', 'powershell', 'pwsh', 'local_shell', 'run_script', 'execute_script', 'shell_command', 'system', 'os_command', 'sandbox_exec', 'computer_bash', 'run_cmd', 'exec_shell', 'launch_process', 'cli', 'run_cli'),
+  ...names('code', 'python', 'python3', 'python_repl', 'code_interpreter', 'execute_python', 'run_python', 'run_code', 'execute_code', 'code_execution', 'exec_python', 'node', 'javascript', 'js', 'js_eval', 'eval', 'repl', 'jupyter', 'execute_cell', 'run_notebook_cell', 'ipython', 'evaluate', 'run_javascript', 'execute_javascript', 'ruby', 'perl', 'php', 'deno', 'bun'),
+  ...names('read', 'read', 'read_file', 'read_text_file', 'read_media_file', 'read_multiple_files', 'view', 'view_file', 'cat', 'open_file', 'get_file_contents', 'file_read', 'readfile', 'notebook_read', 'read_resource', 'get_file', 'fs_read', 'load_file', 'read_notebook', 'open', 'get_file_content', 'show_file', 'read_document', 'readfile_tool', 'file_content', 'get_resource'),
+  ...names('write', 'write', 'write_file', 'create_file', 'file_write', 'save_file', 'put_file', 'create_or_update_file', 'push_files', 'append_file', 'fs_write', 'writefile', 'append_to_file', 'overwrite_file', 'save', 'upload_file', 'write_to_file', 'create_new_file', 'new_file', 'touch', 'create_directory', 'mkdir', 'make_directory'),
+  ...names('edit', 'edit', 'edit_file', 'multiedit', 'multi_edit', 'notebookedit', 'notebook_edit', 'str_replace_editor', 'str_replace_based_edit_tool', 'apply_patch', 'patch_file', 'replace_in_file', 'insert', 'search_replace', 'edit_block', 'update_file', 'modify_file', 'apply_diff', 'str_replace', 'insert_content', 'text_editor', 'edit_notebook', 'replace', 'file_edit', 'set_file_permissions', 'chmod'),
+  ...names('list', 'glob', 'grep', 'ls', 'list_directory', 'list_dir', 'list_directory_with_sizes', 'directory_tree', 'search_files', 'find_files', 'search_code', 'list_files', 'get_file_info', 'file_search', 'codebase_search', 'find', 'search', 'ripgrep', 'rg', 'list_allowed_directories', 'tree', 'stat', 'file_info', 'list_dir_tool', 'grep_search'),
+  ...names('move', 'move_file', 'rename_file', 'copy_file', 'rename', 'move', 'copy', 'mv', 'cp'),
+  ...names('delete', 'delete_file', 'remove_file', 'rm', 'delete_directory', 'remove_directory', 'unlink', 'delete_path', 'rmdir', 'trash_file'),
+  ...names('fetch', 'webfetch', 'web_fetch', 'fetch', 'http_get', 'http_request', 'browse', 'browser_navigate', 'navigate', 'open_url', 'get_url', 'download', 'curl', 'wget', 'fetch_url', 'scrape', 'scrape_url', 'http', 'request', 'get_webpage', 'read_url', 'url_fetch', 'fetch_webpage', 'browser_open', 'puppeteer_navigate', 'playwright_navigate', 'firecrawl_scrape', 'download_file'),
+]);
+
+function names(kind: ToolKind, ...list: string[]): [string, ToolKind][] {
+  return list.map((name) => [name, kind]);
+}
+
+/** The tool part of a name, lowercased, words joined by `_` (`mcp__fs__readFile` -> `read_file`). */
+export function canonicalToolName(tool: string): string {
+  let name = tool;
+  const mcp = name.lastIndexOf('__');
+  if (mcp !== -1) name = name.slice(mcp + 2);
+  const sep = Math.max(name.lastIndexOf('.'), name.lastIndexOf('/'), name.lastIndexOf(':'));
+  if (sep !== -1 && sep < name.length - 1) name = name.slice(sep + 1);
+  name = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  return name;
+}
+
+const EXEC_WORDS = /(?:^|_)(?:shell|bash|terminal|command|cmd|exec|execute|run|spawn|process|script|ssh|powershell|console)(?:_|$)/;
+const CODE_WORDS = /(?:^|_)(?:python|code|repl|eval|interpreter|javascript|notebook_cell|jupyter)(?:_|$)/;
+const READ_WORDS = /(?:^|_)(?:read|view|cat|open|get_file|load|show)(?:_|$)/;
+const WRITE_WORDS = /(?:^|_)(?:write|create|save|put|append|upload|edit|patch|replace|insert|update|modify|overwrite|touch|mkdir|chmod|chown|set)(?:_|$)/;
+const DELETE_WORDS = /(?:^|_)(?:delete|remove|rm|unlink|destroy|drop|purge|wipe|erase|trash|terminate|truncate|uninstall|teardown|deprovision|kill)(?:_|$)/;
+
+function kindOf(tool: string): ToolKind {
+  const name = canonicalToolName(tool);
+  const known = REGISTRY.get(name);
+  if (known !== undefined) return known;
+  if (name.startsWith('git_') || name === 'git') return 'git';
+  // Names the registry does not list, read by their words: `run_shell_script`, `read_config_file`.
+  if (EXEC_WORDS.test(name) && !/(?:^|_)(?:get|list|describe|status)(?:_|$)/.test(name)) return 'exec';
+  if (CODE_WORDS.test(name)) return 'code';
+  return 'unknown';
+}
+
+const kindMemo = new BoundedCache<ToolKind>(65_536, 256);
+
+/** What a tool does with its arguments. */
+export function toolKind(tool: string): ToolKind {
+  return kindMemo.get(tool, kindOf);
+}
+
+/** Argument names that hold a command line. */
+const COMMAND_KEYS = /^(?:command|cmd|commands|script|shell_command|bash_command|command_line|commandline|cmdline|cmd_line|input|line|run|exec|shell|bash|sh|code|program|statement|instruction)$/;
+/** Argument names that hold argv (joined after the command). */
+const ARGV_KEYS = /^(?:args|argv|arguments|params|parameters|options|flags)$/;
+const CODE_KEYS = /^(?:code|source|script|program|python_code|js_code|javascript|cell|input|expression|snippet|content)$/;
+const PATH_KEYS = /(?:path|file|filename|dir|directory|folder|target|source|destination|dest|src|dst|uri|root|location|notebook|cwd|workdir|working_directory|output|repo|repository)s?$/;
+const URL_KEYS = /(?:url|uri|href|link|endpoint|address|webpage|site|page)s?$/;
+const CONTENT_KEYS = /^(?:content|contents|text|body|data|new_string|old_string|new_str|old_str|new_source|edits|insert_text|file_text|replacement|diff|patch|message|description|prompt|query|pattern|regex|search|replace|title|summary|note|comment)$/;
+
+/** Shell-quotes one argv element (so `{command: "rm", args: ["-rf", "/"]}` reads as `rm -rf /`). */
+function quote(text: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+function stringsOf(value: unknown, out: string[], depth: number): void {
+  if (depth > 8 || out.length > 256) return;
+  if (typeof value === 'string') out.push(value);
+  else if (typeof value === 'number' || typeof value === 'boolean') out.push(String(value));
+  else if (Array.isArray(value)) for (const item of value) stringsOf(item, out, depth + 1);
+  else if (typeof value === 'object' && value !== null) for (const key in value) if (Object.hasOwn(value, key)) stringsOf((value as Record<string, unknown>)[key], out, depth + 1);
+}
+
+/** The command line of an execution tool's arguments, or null when none is named. */
+function commandLine(args: Record<string, unknown>): string | null {
+  let head: string | null = null;
+  const argv: string[] = [];
+  for (const key in args) {
+    if (!Object.hasOwn(args, key)) continue;
+    const lower = key.toLowerCase();
+    const value = args[key];
+    if (head === null && COMMAND_KEYS.test(lower)) {
+      if (typeof value === 'string') head = value;
+      else if (Array.isArray(value)) head = value.map((v) => quote(String(v))).join(' ');
+    } else if (ARGV_KEYS.test(lower) && Array.isArray(value)) {
+      for (const v of value) if (typeof v === 'string' || typeof v === 'number') argv.push(quote(String(v)));
+    }
+  }
+  if (head === null) return null;
+  return argv.length === 0 ? head : `${head} ${argv.join(' ')}`;
+}
+
+/** Walks an object's members with their names (bounded), calling `visit` on each string. */
+function walk(value: unknown, key: string, visit: (key: string, text: string) => void, depth: number, budget: { n: number }): void {
+  if (depth > 8 || --budget.n < 0) return;
+  if (typeof value === 'string') visit(key, value);
+  else if (Array.isArray(value)) for (const item of value) walk(item, key, visit, depth + 1, budget);
+  else if (typeof value === 'object' && value !== null) for (const name in value) if (Object.hasOwn(value, name)) walk((value as Record<string, unknown>)[name], name.toLowerCase(), visit, depth + 1, budget);
+}
+
+/** Paths named by an apply_patch / unified diff text. */
+function patchPaths(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/^(?:\*\*\* (?:Add|Update|Delete|Move to:?) File: |\+\+\+ (?:b\/)?|--- (?:a\/)?|diff --git a\/\S+ b\/)(\S+)/gm)) if (m[1] !== undefined && m[1] !== '/dev/null') out.push(m[1]);
+  return out;
+}
+
+/** Strings of an unknown tool are read as commands, paths or URLs, whichever they look like. */
+function inspectString(findings: Findings, key: string, text: string, action: PathAction): void {
+  if (text.length === 0) return;
+  if (COMMAND_KEYS.test(key) && text.length < 65_536) {
+    findings.addAll(analyzeShell(text));
+    return;
+  }
+  if (looksLikeCommand(text)) {
+    findings.addAll(analyzeShell(text));
+    return;
+  }
+  const trimmed = text.trim();
+  if (URL_KEYS.test(key) || trimmed.includes('://')) {
+    for (const url of urlsIn(trimmed)) touchUrl(findings, url);
+    if (!trimmed.includes('://') && /^(?:169\.254\.169\.254|metadata\.google\.internal)/.test(trimmed)) touchUrl(findings, trimmed);
+    if (trimmed.includes('://')) return;
+  }
+  if (!/\s/.test(trimmed) && looksLikePath(trimmed) && (PATH_KEYS.test(key) || !CONTENT_KEYS.test(key) || trimmed.startsWith('~') || trimmed.startsWith('/'))) {
+    touchPath(findings, trimmed, action);
+    if (action !== 'read') touchPath(findings, trimmed, 'read');
+  }
+}
+
+/**
+ * The version-2 findings of a tool call's arguments. `execHint` / `sqlHint`:
+ * the tool or action type says it runs commands or statements (version 1's
+ * reading, kept). `actionWords`: the tool and action type, for unknown tools' verbs.
+ */
+export function toolFindings(findings: Findings, tool: string, actionWords: string, args: unknown, execHint: boolean): void {
+  const kind = toolKind(tool);
+  const object = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { value: args };
+  const budget = { n: 1024 };
+  switch (kind) {
+    case 'exec': {
+      const line = commandLine(object);
+      if (line !== null) findings.addAll(analyzeShell(line));
+      else walk(object, '', (key, text) => {
+        if (!CONTENT_KEYS.test(key) || looksLikeCommand(text)) findings.addAll(analyzeShell(text));
+      }, 0, budget);
+      for (const key of ['cwd', 'workdir', 'working_directory', 'directory']) {
+        const value = object[key];
+        if (typeof value === 'string') touchPath(findings, value, 'read');
+      }
+      break;
+    }
+    case 'code': {
+      let read = false;
+      for (const key in object) {
+        const value = object[key];
+        if (Object.hasOwn(object, key) && typeof value === 'string' && CODE_KEYS.test(key.toLowerCase())) {
+          findings.addAll(analyzeCode(value));
+          read = true;
+        }
+      }
+      if (!read) walk(object, '', (_key, text) => findings.addAll(analyzeCode(text)), 0, budget);
+      break;
+    }
+    case 'read': case 'list':
+      walk(object, '', (key, text) => {
+        if (kind === 'list' && /^(?:pattern|regex|query|search|q|glob_pattern|include|exclude)$/.test(key) && !text.includes('/') && !/(?:^|\*)\.(?:env|pem|key)\b|id_rsa|credentials|\.ssh|\.aws|\.ledger/i.test(text)) return;
+        const trimmed = text.trim();
+        if (trimmed.includes('://')) for (const url of urlsIn(trimmed)) touchUrl(findings, url);
+        else if (looksLikePath(trimmed) || PATH_KEYS.test(key) || /^(?:pattern|glob)$/.test(key)) touchPath(findings, trimmed.replace(/^\*\*\//, ''), 'read');
+      }, 0, budget);
+      break;
+    case 'write': case 'edit': {
+      walk(object, '', (key, text) => {
+        const trimmed = text.trim();
+        if (/^(?:patch|diff|input)$/.test(key) && /^(?:\*\*\* |--- |diff --git|\+\+\+ )/m.test(text)) {
+          for (const path of patchPaths(text)) touchPath(findings, path, /^\*\*\* Delete File: /m.test(text) ? 'delete' : 'write');
+          return;
+        }
+        if (CONTENT_KEYS.test(key)) return;
+        if (key === 'command' && /^(?:view|create|str_replace|insert|undo_edit)$/.test(trimmed)) return;
+        if (looksLikePath(trimmed) || PATH_KEYS.test(key)) {
+          const viewOnly = object.command === 'view';
+          touchPath(findings, trimmed, viewOnly ? 'read' : 'write');
+          touchPath(findings, trimmed, 'read');
+        }
+      }, 0, budget);
+      if (typeof object.mode === 'string' || typeof object.mode === 'number') {
+        const mode = String(object.mode);
+        if (/^0?[2467][0-7]{3}$/.test(mode) || /s/.test(mode)) findings.add(R.setuid);
+        if (/^0?[0-7]{2}[2367]$|^0?[0-7]{3}[2367]$|o\+w|a\+w/.test(mode)) findings.add(R.worldWritable);
+      }
+      break;
+    }
+    case 'move':
+      walk(object, '', (key, text) => {
+        const trimmed = text.trim();
+        if (/^(?:source|src|from|old_path|path|file)s?$/.test(key)) {
+          touchPath(findings, trimmed, 'delete');
+          touchPath(findings, trimmed, 'read');
+        } else if (looksLikePath(trimmed) || PATH_KEYS.test(key)) touchPath(findings, trimmed, 'write');
+      }, 0, budget);
+      break;
+    case 'delete': {
+      const recursive = object.recursive === true || object.force === true || object.r === true;
+      walk(object, '', (key, text) => {
+        if (looksLikePath(text.trim()) || PATH_KEYS.test(key)) touchPath(findings, text.trim(), recursive ? 'delete_tree' : 'delete');
+      }, 0, budget);
+      break;
+    }
+    case 'fetch':
+      walk(object, '', (key, text) => {
+        const trimmed = text.trim();
+        if (URL_KEYS.test(key) || trimmed.includes('://')) {
+          const urls = urlsIn(trimmed);
+          if (urls.length === 0) touchUrl(findings, trimmed);
+          for (const url of urls) touchUrl(findings, url);
+        }
+      }, 0, budget);
+      findings.add(R.fetch);
+      break;
+    case 'git': {
+      const name = canonicalToolName(tool);
+      if (/(?:^|_)push$/.test(name) && (object.force === true || object.force_with_lease === true)) findings.add(R.gitHistory);
+      if (/(?:^|_)reset$/.test(name) && (object.mode === 'hard' || object.hard === true)) findings.add(R.gitHistory);
+      if (/(?:^|_)(?:clean|branch_delete|delete_branch)$/.test(name)) findings.add(R.gitHistory);
+      if (/(?:^|_)config$/.test(name)) for (const v of [object.key, object.name]) if (typeof v === 'string' && /hookspath|sshcommand|fsmonitor|pager|editor|askpass|^alias\./i.test(v)) findings.add(R.gitConfig);
+      walk(object, '', (key, text) => {
+        if (CONTENT_KEYS.test(key)) return;
+        const trimmed = text.trim();
+        if (trimmed.startsWith('/') || trimmed.startsWith('~')) touchPath(findings, trimmed, 'read');
+        if (trimmed.includes('://')) for (const url of urlsIn(trimmed)) touchUrl(findings, url);
+      }, 0, budget);
+      break;
+    }
+    default: {
+      // Unknown tool: every string argument, by what it looks like.
+      const action: PathAction = DELETE_WORDS.test(actionWords) ? 'delete' : WRITE_WORDS.test(actionWords) ? 'write' : 'read';
+      if (execHint) {
+        const line = commandLine(object);
+        if (line !== null) findings.addAll(analyzeShell(line));
+      }
+      walk(object, '', (key, text) => inspectString(findings, key, text, action), 0, budget);
+      if (DELETE_WORDS.test(actionWords)) findings.add(R.structuredDestructive);
+      structured(findings, object, actionWords);
+    }
+  }
+}
+
+/** Structured calls that say in fields what a command line would say in flags (`{replicas: 0}`). */
+function structured(findings: Findings, args: Record<string, unknown>, actionWords: string): void {
+  const scaling = /(?:^|_)(?:scale|resize|autoscale|set_replicas|update_replicas|desired)(?:_|$)/.test(actionWords);
+  const budget = { n: 256 };
+  const visit = (value: unknown, key: string, depth: number): void => {
+    if (depth > 6 || --budget.n < 0) return;
+    if (typeof value === 'object' && value !== null) {
+      for (const name in value) if (Object.hasOwn(value, name)) visit((value as Record<string, unknown>)[name], name.toLowerCase().replace(/[^a-z]/g, ''), depth + 1);
+      return;
+    }
+    const zero = value === 0 || value === '0';
+    if (zero && (/^(?:replicas|replicacount|desiredcount|desiredcapacity|minsize|maxsize|instancecount|instances|nodecount|size|count|scale)$/.test(key) && (scaling || /replica|desired|capacity|instance|node/.test(key)))) findings.add(R.scaleToZero);
+  };
+  visit(args, '', 0);
+}
+
+/** Word form of the tool and action type joined, for verbs of unknown tools. */
+export function actionWordsOf(tool: string, actionType: string): string {
+  return `${canonicalToolName(tool)}_${actionType.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_')}`;
+}
+
+/** The version-2 findings of one call's tool and arguments (amounts of money apart: money.ts). */
+export function callFindings(tool: string, actionType: string, args: unknown, execHint: boolean): readonly number[] {
+  const findings = new Findings();
+  toolFindings(findings, tool, actionWordsOf(tool, actionType), args, execHint);
+  return findings.list;
+}
