@@ -14,6 +14,7 @@ import { assertFailsAt, assertValid, recordDecision, verify } from './replay-sup
 const topics = topicNames('unit');
 const WINDOW = { maxPending: 2 };
 
+/** A log in memory: what writers commit is readable back, as a restarted sequencer reads it. */
 class CommitLog implements LogBus {
   readonly committed: OutRecord[] = [];
   async ensureTopics(): Promise<void> {}
@@ -30,8 +31,27 @@ class CommitLog implements LogBus {
   async subscribe(): Promise<Subscription> {
     return { stop: async () => undefined };
   }
-  async *readRange(): AsyncIterable<InRecord> {}
-  async endOffsets(): Promise<ReadonlyMap<number, string>> {
+  #records(topic: string, partition: number): OutRecord[] {
+    return this.committed.filter((r) => r.topic === topic && r.partition === partition);
+  }
+  async *readRange(topic: string, partition: number, fromOffset: string): AsyncIterable<InRecord> {
+    const records = this.#records(topic, partition);
+    for (let offset = Number(fromOffset); offset < records.length; offset++) {
+      const record = records[offset] as OutRecord;
+      yield { topic, partition, offset: String(offset), key: null, value: Buffer.from(record.value), timestamp: '0', headers: {} };
+    }
+  }
+  async endOffsets(topic: string): Promise<ReadonlyMap<number, string>> {
+    const ends = new Map<number, string>();
+    for (const record of this.committed) if (record.topic === topic) ends.set(record.partition, String(this.#records(topic, record.partition).length));
+    return ends;
+  }
+  async offsetsForTime(topic: string): Promise<ReadonlyMap<number, string>> {
+    const starts = new Map<number, string>();
+    for (const record of this.committed) if (record.topic === topic) starts.set(record.partition, '0');
+    return starts;
+  }
+  async committedOffsets(): Promise<ReadonlyMap<number, string | null>> {
     return new Map();
   }
   async close(): Promise<void> {}
@@ -83,4 +103,34 @@ test('verify-chain applies the same bound: a proposal beyond the window fails wh
   const third = over.propose({ ...SAFE, args: { command: 'ls /tmp' } });
   assertFailsAt(await verify(over, { replay: WINDOW }), 'POLICY_VIOLATION', third.entry);
   assertValid(await verify(over, { replay: { maxPending: 3 } }));
+});
+
+test('a sequencer restarted from a checkpoint still counts the proposals open before it', async () => {
+  const ledger = new TestLedger({ eventPartitions: 1 });
+  const genesis = (JSON.parse(ledger.lines()[1] as string) as Entry).envelope.statement as Statement;
+  const authority = new AuthorityState(ledger.trustRoot);
+  authority.apply(genesis, 0, Date.now());
+  const bus = new CommitLog();
+  const settings = { trustRoot: ledger.trustRoot, eventPartitions: 1, sequencer: ledger.sequencer, checkpointEvery: 2, checkpointIntervalMs: 3_600_000, topics, replayWindow: WINDOW };
+  const view = { current: () => ({ state: authority, size: 1 }) };
+  const proposal = (n: number): Envelope =>
+    signStatement(
+      createStatement('proposal.submitted', { agentId: ledger.agent.principal, tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command: `ls /srv/${n}` }, query: '', labels: [], channel: 'api', context: {} }, ledger.agent, new Date()),
+      [ledger.agent],
+      nodeEd25519,
+    );
+  const before = new PartitionSequencer(1, bus, settings, view);
+  await before.start();
+  await before.handleBatch(intake([proposal(1), proposal(2)], 0));
+  await before.stop();
+  assert.ok(bus.committed.some((r) => r.topic === topics.checkpoints), 'the two proposals were sealed in a checkpoint');
+
+  const after = new PartitionSequencer(1, bus, settings, view);
+  await after.start();
+  assert.equal(after.lastRecovery?.from, 'checkpoint');
+  await after.handleBatch(intake([proposal(3)], 2));
+  await after.stop();
+  const last = JSON.parse(String(bus.committed.filter((r) => r.topic === topics.events).at(-1)?.value)) as Entry;
+  assert.equal(last.envelope.statement.type, 'intake.rejected');
+  assert.equal((last.envelope.statement.body as { code: string }).code, 'RATE_LIMIT');
 });

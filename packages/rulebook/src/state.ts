@@ -48,6 +48,8 @@ export interface OpenConfirmation {
   readonly agentId: string;
   readonly keyId: string;
   readonly partition: number;
+  /** Sequencing time of the proposal (ms). */
+  readonly proposedAtMs: number;
   readonly tier: number;
   /** Rules version of the first decision. */
   readonly rulesVersion: number;
@@ -264,6 +266,7 @@ function evolveDecision(state: LifeState, entry: LifeEntry, body: BodyOf<'decisi
       agentId: body.agentId,
       keyId: waiting.keyId,
       partition: entry.partition,
+      proposedAtMs: waiting.sequencedAtMs,
       tier: body.tier,
       rulesVersion: body.rulesVersion ?? 1,
       operation: {

@@ -36,3 +36,18 @@ export const ENTRY_LINE_OVERHEAD = 512;
 export function admitsProposal(state: LifeState, bytes: number): boolean {
   return state.proposals.size + state.confirmations.size < state.limits.maxPending && state.proposalBytes + bytes <= state.limits.maxPendingBytes;
 }
+
+/**
+ * Sequencing time (ms) of the oldest proposal still open in `state`: waiting
+ * for its first decision, or left to a human and waiting for its final one;
+ * null when none is. Every proposal sequenced before it is closed, so a
+ * sequencer that restarts from a checkpoint rebuilds the exact open set by
+ * folding the entries sequenced from this time on.
+ */
+export function oldestOpenMs(state: LifeState): number | null {
+  let oldest: number | null = null;
+  const first = state.proposals.values().next();
+  if (first.done !== true) oldest = first.value.sequencedAtMs;
+  for (const open of state.confirmations.values()) if (oldest === null || open.proposedAtMs < oldest) oldest = open.proposedAtMs;
+  return oldest;
+}

@@ -28,6 +28,7 @@ test('the package exports exactly these names', () => {
     'judge',
     'lifeEntryOf',
     'minimumReadingMs',
+    'oldestOpenMs',
     'operationBytes',
     'operationKey',
     'remember',
