@@ -9,7 +9,8 @@ import { COMMAND_RULES } from './command-rules.js';
 import { Findings } from './findings.js';
 import { moneyFindings } from './money.js';
 import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
-import { callFindings } from './tool-registry.js';
+import { callFindings, toolKind } from './tool-registry.js';
+import { SIGNAL_RULES } from './signal-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
 /** What the classifier found: the tier, the risk score and the rules behind them. */
@@ -47,6 +48,22 @@ const tally = { tier: 0 as Tier, risk: 0, destructive: false };
 const NET_FETCH_INDEX = PATTERN_RULES.findIndex((rule) => rule.id === 'pattern.net_fetch');
 
 const FINANCIAL_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'context.financial');
+/**
+ * The clause of `behaviour.credentials` that reads credential words in
+ * argument values. Version 2 reads the arguments of the tools it knows by
+ * meaning (a path to a key file, a secret store, a token printer), so for
+ * them the word alone (`grep -rn password src/`) is no longer a finding.
+ */
+const CREDENTIAL_PHRASE_CLAUSE = ((): number => {
+  const rule = SIGNAL_RULES.find((r) => r.id === 'behaviour.credentials');
+  const compiled = COMPILED_SIGNAL_RULES.find((r) => r.rule.id === 'behaviour.credentials');
+  const clause = rule?.when[2]?.[0];
+  if (rule === undefined || compiled === undefined || rule.when.length !== 4 || clause === undefined || !('field' in clause) || clause.field.join() !== 'argValues' || !clause.matches.test('api_key')) {
+    throw new Error('behaviour.credentials no longer has its argument-phrase clause third');
+  }
+  return compiled.alternatives[2]?.need ?? 0;
+})();
+
 /** Version-2 rules fired on the current proposal (same scratch discipline as `fired`). */
 const firedCommand = new Uint8Array(COMMAND_RULES.length);
 let commandFired = false;
@@ -195,8 +212,9 @@ export function classifyInto(
   if (views.uninspectable) fire(UNINSPECTABLE_INDEX, out);
 
   // Behavioural, context and crisis rules.
-  const clauses =
+  let clauses =
     views.tool.clauses | views.action.clauses | targetClauses(views.target) | views.scope | views.recipient.clauses | views.environment.clauses | views.argKeys.clauses | views.args.clauses;
+  if (rulesVersion >= 2 && toolKind(text(proposal.tool)) !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
   const flags = flagsOf(views, context.crisis === true);
   for (const compiled of COMPILED_SIGNAL_RULES) {
     for (const alternative of compiled.alternatives) {

@@ -353,6 +353,11 @@ class Analysis {
         }
         return null;
       }
+      case 'iex': case 'invoke-expression': {
+        if (args.length > 0) this.commandString({ ...word(joinWords(args)), dynamic: anyDynamic(args), fetched: args.some((w) => w.fetched), decoded: args.some((w) => w.decoded) }, depth);
+        else this.stdinScript('shell', cmd, depth);
+        return null;
+      }
       case 'alias': {
         for (const w of args) {
           const eq = w.text.indexOf('=');
@@ -589,7 +594,18 @@ class Analysis {
     let inner: Word[] | null = null;
     for (; i < args.length; i++) {
       const t = (args[i] as Word).text;
-      if (t === '-delete') for (const r of roots) this.touch(r.text, 'delete_tree');
+      if (t === '-delete') {
+        // A filtered delete (-name, -type, -mtime, ...) removes what matches, not the tree.
+        const filtered = args.some((w) => /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/.test(w.text));
+        for (const r of roots) {
+          const facts = pathFacts(r.text);
+          if (!filtered) this.touch(r.text, 'delete_tree');
+          else if ((facts.classes & (PathClass.project | PathClass.temp)) === 0 || (facts.classes & PathClass.dynamic) !== 0 || facts.normal.startsWith('..')) {
+            this.touch(r.text, 'delete');
+            f.add(R.recursiveDelete);
+          }
+        }
+      }
       else if ((t === '-name' || t === '-iname' || t === '-path' || t === '-ipath' || t === '-regex' || t === '-wholename') && i + 1 < args.length) {
         const pattern = (args[++i] as Word).text;
         if (CREDENTIAL_NAME_PATTERN.test(pattern) && rootOutsideProject) f.add(R.credentialSearch);
@@ -930,7 +946,7 @@ class Analysis {
         return;
       }
       // --- network --------------------------------------------------------------------------------
-      case 'curl': case 'wget': case 'wget2': case 'http': case 'https': case 'xh': case 'xhs': case 'httpie': case 'aria2c': case 'lwp-request': case 'lynx': case 'links': case 'elinks': case 'fetch': case 'curlie': case 'grpcurl': {
+      case 'curl': case 'wget': case 'wget2': case 'iwr': case 'irm': case 'invoke-webrequest': case 'invoke-restmethod': case 'http': case 'https': case 'xh': case 'xhs': case 'httpie': case 'aria2c': case 'lwp-request': case 'lynx': case 'links': case 'elinks': case 'fetch': case 'curlie': case 'grpcurl': {
         this.http(name, args, cmd);
         return;
       }
@@ -1218,6 +1234,8 @@ class Analysis {
       return;
     }
     const operands = args.filter((w, i) => !(w.text.startsWith('-') && !/^-\d+$/.test(w.text)) && !(i > 0 && /^-(?:s|n|signal|u|U|g|G|P|t)$/.test((args[i - 1] as Word).text)));
+    if (args.some((w) => /ledger/i.test(w.inner))) f.add(R.ledgerTamper);
+    if (args.some((w) => /\b(?:auditd|rsyslogd?|syslog|journald|falco|osqueryd)\b/.test(w.inner))) f.add(R.logging);
     if (name === 'kill') {
       const targets = args.filter((w, i) => (/^-?\d+$/.test(w.text) || w.dynamic) && !(i > 0 && /^-(?:s|n)$/.test((args[i - 1] as Word).text)) && !(i === 0 && /^-\d+$/.test(w.text) && args.length > 1 && args.slice(1).some((x) => /^-?\d+$/.test(x.text) || x.dynamic)));
       if (targets.some((w) => w.text === '1' || w.text === '-1')) f.add(R.killInit);
@@ -1283,7 +1301,7 @@ class Analysis {
   http(name: string, args: readonly Word[], cmd: Command): void {
     const f = this.findings;
     f.add(R.fetch);
-    const curlValues = new Set(['d', 'data', 'data-raw', 'data-binary', 'data-urlencode', 'data-ascii', 'json', 'F', 'form', 'form-string', 'T', 'upload-file', 'o', 'output', 'X', 'request', 'H', 'header', 'u', 'user', 'x', 'proxy', 'K', 'config', 'A', 'user-agent', 'e', 'referer', 'b', 'cookie', 'c', 'cookie-jar', 'E', 'cert', 'key', 'cacert', 'm', 'max-time', 'connect-timeout', 'retry', 'w', 'write-out', 'unix-socket', 'abstract-unix-socket', 'url', 'r', 'range', 'C', 'continue-at', 'resolve', 'connect-to', 'interface', 'local-port', 'oauth2-bearer', 'D', 'dump-header', 'trace', 'trace-ascii', 'stderr', 'output-dir', 'O', 'post-file', 'body-file', 'post-data', 'body-data', 'header', 'method', 'i', 'input-file', 'P', 'directory-prefix', 'a', 'append-output', 'user', 'password', 'http-user', 'http-password', 'ca-certificate', 'certificate', 'private-key', 'load-cookies', 'save-cookies', 'U', 'Y', 'l', 'level', 't', 'tries', 'T', 'timeout', 'w', 'wait', 'k', 'N', 'Q', 'quota', 'B', 'base', 'proxy-user', 'aws-sigv4', 's', 'dir', 'out', 'input']);
+    const curlValues = new Set(['d', 'data', 'data-raw', 'data-binary', 'data-urlencode', 'data-ascii', 'json', 'F', 'form', 'form-string', 'T', 'upload-file', 'o', 'output', 'X', 'request', 'H', 'header', 'u', 'user', 'x', 'proxy', 'K', 'config', 'A', 'user-agent', 'e', 'referer', 'b', 'cookie', 'c', 'cookie-jar', 'E', 'cert', 'key', 'cacert', 'capath', 'm', 'max-time', 'connect-timeout', 'retry', 'w', 'write-out', 'unix-socket', 'abstract-unix-socket', 'url', 'r', 'range', 'C', 'continue-at', 'resolve', 'connect-to', 'interface', 'local-port', 'oauth2-bearer', 'D', 'dump-header', 'trace', 'trace-ascii', 'stderr', 'output-dir', 'U', 'proxy-user', 'Y', 'speed-limit', 'y', 'speed-time', 'z', 'time-cond', 'Q', 'quote', 'P', 'ftp-port', 't', 'telnet-option', 'aws-sigv4', 'max-filesize', 'limit-rate', 'retry-delay', 'retry-max-time', 'expect100-timeout', 'happy-eyeballs-timeout-ms', 'dns-servers', 'preproxy', 'proxy-header', 'variable', 'url-query', 'user', 'password', 'method', 'body-file', 'body-data', 'post-file', 'post-data'])
     const wgetStyle = name === 'wget' || name === 'wget2';
     const httpieStyle = name === 'http' || name === 'https' || name === 'xh' || name === 'xhs' || name === 'httpie' || name === 'curlie';
     const o = readOptions(args, wgetStyle ? new Set(['O', 'o', 'output-document', 'output-file', 'post-file', 'body-file', 'post-data', 'body-data', 'header', 'method', 'i', 'input-file', 'P', 'directory-prefix', 'a', 'append-output', 'user', 'password', 'http-user', 'http-password', 'U', 'user-agent', 't', 'tries', 'T', 'timeout', 'e', 'execute', 'load-cookies', 'save-cookies', 'ca-certificate', 'certificate', 'private-key', 'Q', 'quota', 'B', 'base']) : httpieStyle ? new Set(['a', 'auth', 'A', 'auth-type', 'o', 'output', 'session', 'verify', 'cert', 'cert-key', 'proxy', 'timeout', 'format-options']) : curlValues);
@@ -1434,9 +1452,11 @@ class Analysis {
     }
     if (name === 'gcloud') {
       if (/\b(?:storage|alpha storage) (?:cp|mv|rsync)\b/.test(joined)) {
-        const paths = words.filter((w) => !w.startsWith('-')).slice(3);
+        const plainWords = words.filter((w) => !w.startsWith('-'));
+        const paths = plainWords.slice(plainWords.findIndex((w) => /^(?:cp|mv|rsync)$/.test(w)) + 1);
         const dest = paths[paths.length - 1] ?? '';
         if (bucket(dest) && paths.slice(0, -1).some(local)) f.add(R.cloudUpload);
+        for (const p of paths.slice(0, -1)) if (local(p)) this.touch(p, 'read');
       }
       if (/\bauth (?:print-access-token|print-identity-token|application-default print-access-token)\b|\bsecrets versions access\b|\bconfig config-helper\b|\bkms decrypt\b|\bsql generate-login-token\b/.test(joined)) f.add(R.credentialStore);
       if (/\b(?:delete|destroy)\b/.test(joined) && /\b(?:instances|clusters|buckets|projects|sql|databases|disks|topics|functions|services|keys|secrets)\b/.test(joined)) f.add(R.cloudDelete);

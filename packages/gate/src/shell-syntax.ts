@@ -36,6 +36,8 @@ export interface Word {
   readonly procSubst: boolean;
   /** A variable in it was assigned a literal earlier in the script (its text has the value). */
   readonly indirect: boolean;
+  /** The argv of the commands inside its substitutions, joined ('' when none). */
+  readonly inner: string;
 }
 
 /** How a redirection uses its target. */
@@ -74,7 +76,7 @@ export interface ParsedScript {
 }
 
 const PLAIN_VARIABLES = new Set(['HOME', 'TMPDIR', 'PWD', 'USER', 'LEDGER_HOME', 'LOGNAME']);
-const FETCH_PROGRAMS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'httpie', 'lwp-request', 'lynx', 'links', 'elinks', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'openssl', 'tftp', 'ftp', 'dig', 'nslookup', 'host']);
+const FETCH_PROGRAMS = new Set(['iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod', 'curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'httpie', 'lwp-request', 'lynx', 'links', 'elinks', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'openssl', 'tftp', 'ftp', 'dig', 'nslookup', 'host']);
 
 function basename(text: string): string {
   const slash = text.lastIndexOf('/');
@@ -156,12 +158,12 @@ class ScriptWalker {
 
   word(node: ShNode | null | undefined): Word {
     if (node === null || node === undefined) return EMPTY_WORD;
-    const state = { text: '', dynamic: false, fetched: false, decoded: false, procSubst: false, indirect: false };
+    const state = { text: '', dynamic: false, fetched: false, decoded: false, procSubst: false, indirect: false, inner: '' };
     this.#parts(node.Parts as ShNode[], state, false);
     return state;
   }
 
-  #parts(parts: readonly ShNode[], out: { text: string; dynamic: boolean; fetched: boolean; decoded: boolean; procSubst: boolean; indirect: boolean }, quoted: boolean): void {
+  #parts(parts: readonly ShNode[], out: { text: string; dynamic: boolean; fetched: boolean; decoded: boolean; procSubst: boolean; indirect: boolean; inner: string }, quoted: boolean): void {
     for (const part of parts) {
       switch (syntax.NodeType(part)) {
         case 'Lit': {
@@ -191,6 +193,7 @@ class ScriptWalker {
         }
         case 'CmdSubst': {
           const inner = this.#substitution(part.Stmts as ShNode[]);
+          out.inner += inner.text;
           out.text += '$(...)';
           out.dynamic = true;
           if (inner.fetched) out.fetched = true;
@@ -199,6 +202,7 @@ class ScriptWalker {
         }
         case 'ProcSubst': {
           const inner = this.#substitution(part.Stmts as ShNode[]);
+          out.inner += inner.text;
           out.text += '<(...)';
           out.dynamic = true;
           out.procSubst = true;
@@ -220,17 +224,19 @@ class ScriptWalker {
     }
   }
 
-  #substitution(stmts: readonly ShNode[]): { fetched: boolean; decoded: boolean } {
+  #substitution(stmts: readonly ShNode[]): { fetched: boolean; decoded: boolean; text: string } {
     const start = this.commands.length;
     this.stmts(stmts, null);
     let fetched = false;
     let decoded = false;
+    let text = '';
     for (let i = start; i < this.commands.length; i++) {
       const argv = (this.commands[i] as SimpleCommand).argv;
       if (isFetchCommand(argv)) fetched = true;
       if (isDecoderCommand(argv)) decoded = true;
+      if (text.length < 1024) text += ` ${argv.map((w) => w.text).join(' ')}`;
     }
-    return { fetched, decoded };
+    return { fetched, decoded, text };
   }
 
   stmts(stmts: readonly ShNode[] | null | undefined, pipeIn: readonly SimpleCommand[] | null): void {
@@ -376,12 +382,12 @@ class ScriptWalker {
   }
 }
 
-const EMPTY_WORD: Word = Object.freeze({ text: '', dynamic: false, fetched: false, decoded: false, procSubst: false, indirect: false });
-const DYNAMIC_WORD: Word = Object.freeze({ text: '$(...)', dynamic: true, fetched: false, decoded: false, procSubst: false, indirect: false });
+const EMPTY_WORD: Word = Object.freeze({ text: '', dynamic: false, fetched: false, decoded: false, procSubst: false, indirect: false, inner: '' });
+const DYNAMIC_WORD: Word = Object.freeze({ text: '$(...)', dynamic: true, fetched: false, decoded: false, procSubst: false, indirect: false, inner: '' });
 
 /** A literal word (for argv built by the analysis, e.g. from `ssh host cmd`). */
 export function plainWord(text: string): Word {
-  return { text, dynamic: false, fetched: false, decoded: false, procSubst: false, indirect: false };
+  return { text, dynamic: false, fetched: false, decoded: false, procSubst: false, indirect: false, inner: '' };
 }
 
 const FAILED: ParsedScript = Object.freeze({ commands: [], failed: true, forkBomb: false, functions: [] });

@@ -2,7 +2,7 @@ import { BoundedCache } from './bounded-cache.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
-import { looksLikePath } from './path-model.js';
+import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
 
@@ -81,6 +81,8 @@ const ARGV_KEYS = /^(?:args|argv|arguments|params|parameters|options|flags)$/;
 const CODE_KEYS = /^(?:code|source|script|program|python_code|js_code|javascript|cell|input|expression|snippet|content)$/;
 const PATH_KEYS = /(?:path|file|filename|dir|directory|folder|target|source|destination|dest|src|dst|uri|root|location|notebook|cwd|workdir|working_directory|output|repo|repository)s?$/;
 const URL_KEYS = /(?:url|uri|href|link|endpoint|address|webpage|site|page)s?$/;
+/** Search patterns that look for secrets. */
+const SECRET_TERMS = /(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_ -]key|begin (?:rsa|openssh|ec|dsa|pgp)|aws_secret|token|credential|bearer)/i;
 const CONTENT_KEYS = /^(?:content|contents|text|body|data|new_string|old_string|new_str|old_str|new_source|edits|insert_text|file_text|replacement|diff|patch|message|description|prompt|query|pattern|regex|search|replace|title|summary|note|comment)$/;
 
 /** Shell-quotes one argv element (so `{command: "rm", args: ["-rf", "/"]}` reads as `rm -rf /`). */
@@ -187,7 +189,12 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
       if (!read) walk(object, '', (_key, text) => findings.addAll(analyzeCode(text)), 0, budget);
       break;
     }
-    case 'read': case 'list':
+    case 'read': case 'list': {
+      const pattern = [object.pattern, object.regex, object.query, object.search].find((v): v is string => typeof v === 'string');
+      if (kind === 'list' && pattern !== undefined && SECRET_TERMS.test(pattern)) {
+        const where = [object.path, object.directory, object.dir, object.root, object.cwd].find((v): v is string => typeof v === 'string');
+        if (where !== undefined && (pathFacts(where).classes & PathClass.project) === 0) findings.add(R.credentialSearch);
+      }
       walk(object, '', (key, text) => {
         if (kind === 'list' && /^(?:pattern|regex|query|search|q|glob_pattern|include|exclude)$/.test(key) && !text.includes('/') && !/(?:^|\*)\.(?:env|pem|key)\b|id_rsa|credentials|\.ssh|\.aws|\.ledger/i.test(text)) return;
         const trimmed = text.trim();
@@ -195,6 +202,7 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
         else if (looksLikePath(trimmed) || PATH_KEYS.test(key) || /^(?:pattern|glob)$/.test(key)) touchPath(findings, trimmed.replace(/^\*\*\//, ''), 'read');
       }, 0, budget);
       break;
+    }
     case 'write': case 'edit': {
       walk(object, '', (key, text) => {
         const trimmed = text.trim();
