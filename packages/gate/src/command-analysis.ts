@@ -45,6 +45,10 @@ const SECURITY_SERVICES = /^(?:auditd|rsyslog|syslog|syslog-ng|systemd-journald|
 const CRITICAL_PROCESSES = /^(?:init|systemd|sshd|auditd|rsyslogd|journald|systemd-journald|dockerd|containerd|kubelet|cron|crond)$/;
 const CREDENTIAL_NAME_PATTERN = /(?:^|[*/])(?:id_(?:rsa|dsa|ecdsa|ed25519)\*?|\*?\.pem|\*?\.key|\*?\.p12|\*?\.pfx|\*?\.kdbx|\.env\*?|\*?\.env|credentials\*?|\.netrc|\.git-credentials|\.pgpass|wallet\.dat|shadow|\*?secret\*?|\*?password\*?|\*?passwd\*?|\*?token\*?|\.aws|\.ssh|authorized_keys|\*?\.ovpn|\*?\.jks|\*?\.keystore|\*?\.tfstate|\*?\.kube\*?|config\.json|\*?history)$/i;
 const SECRET_SEARCH_TERMS = /(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_ -]key|begin (?:rsa|openssh|ec|dsa|pgp)|aws_secret|aws_access|token|credential|bearer|xox[bp]-|ghp_|sk_live|akia)/i;
+/** A variable whose name says it holds a secret, as it appears in a word (`$AWS_SECRET_ACCESS_KEY`). */
+const SECRET_VARIABLE = /\$\{?[A-Za-z_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|PRIVATE)[A-Za-z_0-9]*\}?/;
+/** The same, as a bare name (`printenv GITHUB_TOKEN`). */
+const SECRET_NAME = /^[A-Za-z_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|PRIVATE)[A-Za-z_0-9]*$/;
 const SAFE_SINK = /^(?:\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)|&?\d|-)$/;
 
 function word(text: string): Word {
@@ -299,7 +303,11 @@ class Analysis {
         }
         if (inner.length === 0) inner = [word('echo')];
         const placeholder = o.values.get('I') ?? o.values.get('i') ?? o.values.get('replace');
+        // Input from a literal echo/printf is known; anything else is not.
+        const source = cmd.pipeFrom !== null && cmd.pipeFrom.length === 1 ? cmd.pipeFrom[0] : undefined;
+        const literalInput = source !== undefined && /^(?:echo|printf)$/.test(programName(source.argv[0]?.text ?? '')) && !anyDynamic(source.argv) ? source.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text)).flatMap((w) => w.text.split(/\s+/).filter((t) => t !== '').map(word)) : null;
         const unknown: Word = { ...word('$(stdin)'), dynamic: true };
+        if (literalInput !== null && literalInput.length > 0 && o.values.get('I') === undefined && o.values.get('i') === undefined && o.values.get('replace') === undefined && name === 'xargs') return [...inner, ...literalInput];
         if (placeholder !== undefined) inner = inner.map((w) => (w.text.includes(placeholder.text || '{}') ? { ...w, text: w.text.replace(placeholder.text || '{}', '$(stdin)'), dynamic: true } : w));
         else if (name === 'parallel') inner = inner.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', '$(stdin)'), dynamic: true } : w));
         return [...inner, unknown];
@@ -381,9 +389,11 @@ class Analysis {
       }
       case 'history': {
         if (args.some((w) => /^-[a-z]*[cdwr]/.test(w.text))) f.add(R.history);
+        else f.add(R.credentialFile);
         return null;
       }
       case 'printenv': case 'export': case 'declare': case 'typeset': {
+        if (name === 'printenv' && args.some((w) => SECRET_NAME.test(w.text))) f.add(R.credentialFile);
         if (args.length === 0 || args.every((w) => /^-[pxa]+$/.test(w.text))) f.add(R.environmentDump);
         for (const w of args) {
           const eq = w.text.indexOf('=');
@@ -502,7 +512,7 @@ class Analysis {
           const m = module.text;
           if (m === 'pip' || m === 'pip3' || m === 'ensurepip') return [word('pip'), ...o.operands];
           if (m === 'base64' && o.operands.some((w) => w.text === '-d')) f.add(R.decoded);
-          if (m === 'http.server' || m === 'smtpd' || m === 'pyftpdlib') f.add(R.rawSocket);
+          if (m === 'smtpd' || m === 'pyftpdlib') f.add(R.rawSocket);
           if (m === 'venv' || m === 'pytest' || m === 'unittest' || m === 'build' || m === 'mypy' || m === 'black' || m === 'ruff' || m === 'pylint' || m === 'flake8') return null;
           this.generic(o.operands);
           return null;
@@ -813,7 +823,10 @@ class Analysis {
       case 'dd': {
         for (const w of args) {
           if (w.text.startsWith('of=')) this.touch(w.text.slice(3), 'write');
-          if (w.text.startsWith('if=')) this.touch(w.text.slice(3), 'read');
+          if (w.text.startsWith('if=')) {
+            this.touch(w.text.slice(3), 'read');
+            if (/^\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk|disk|md|dm-|mapper|mem|kmem)/.test(w.text.slice(3))) f.add(R.credentialFile);
+          }
         }
         return;
       }
@@ -998,7 +1011,7 @@ class Analysis {
         return;
       }
       case 'grep': case 'egrep': case 'fgrep': case 'rg': case 'ag': case 'ack': case 'git-grep': case 'zgrep': {
-        this.grep(args);
+        this.grep(args, cmd);
         return;
       }
       case 'strings': case 'hexdump': case 'xxd': case 'od': {
@@ -1090,7 +1103,19 @@ class Analysis {
         }
         return;
       }
+      case 'hydra': case 'medusa': case 'ncrack': case 'john': case 'hashcat': case 'unshadow': case 'mimikatz': case 'responder': case 'crackmapexec': case 'netexec': case 'nxc': case 'secretsdump.py': case 'impacket-secretsdump': case 'msfconsole': case 'msfvenom': case 'sqlmap': case 'linpeas.sh': case 'linpeas': case 'linenum.sh': case 'lse.sh': case 'pspy': case 'pspy64': case 'les.sh': case 'linux-exploit-suggester.sh': case 'chisel-client': case 'evil-winrm': case 'bloodhound-python': case 'kerbrute': case 'gobuster': case 'ffuf': case 'dirb': case 'nikto': case 'wpscan': case 'enum4linux': case 'searchsploit': case 'beef-xss': case 'setoolkit': case 'empire': case 'sliver': case 'sliver-client': case 'pwncat-cs':
+        f.add(R.offensiveTool);
+        this.generic(args);
+        return;
+      case 'nmap': case 'masscan': case 'zmap': case 'tcpdump': case 'tshark': case 'dumpcap': case 'ettercap': case 'arpspoof': case 'bettercap': case 'netdiscover': case 'arp-scan': case 'hping3': case 'unicornscan': case 'rustscan':
+        f.add(R.networkScan);
+        for (let i = 0; i < args.length; i++) if ((args[i] as Word).text === '-w' && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'write');
+        return;
+      case 'getent':
+        if (args.some((w) => /^(?:shadow|gshadow)$/.test(w.text))) f.add(R.credentialFile);
+        return;
       case 'echo': case 'printf': case 'true': case 'false': case ':': case 'test': case '[': case 'cd': case 'pwd': case 'sleep': case 'wait': case 'read': case 'yes': case 'seq': case 'date': case 'whoami': case 'id': case 'uname': case 'hostname': case 'which': case 'type': case 'basename': case 'dirname': case 'realpath': case 'readlink': case 'exit': case 'return': case 'shift': case 'trap': case 'umask': case 'pushd': case 'popd': case 'clear': case 'tput': case 'locale': case 'nproc': case 'uptime': case 'df': case 'free': case 'ps': case 'top': case 'htop': case 'lsof': case 'netstat': case 'ss': case 'getent': case 'groups': case 'w': case 'who': case 'last': case 'env-update': case 'mktemp': case 'tree':
+        if ((name === 'echo' || name === 'printf') && args.some((w) => SECRET_VARIABLE.test(w.text))) f.add(R.credentialFile);
         if (name === 'ps' && args.some((w) => /^-?[a-z]*e[a-z]*w|^-?[a-z]*eww?|^e$/.test(w.text) && w.text.includes('e'))) f.add(R.environmentDump);
         if (name === 'tree' || name === 'lsof') this.generic(args);
         return;
@@ -1527,8 +1552,10 @@ class Analysis {
     }
   }
 
-  grep(args: readonly Word[]): void {
+  grep(args: readonly Word[], cmd: Command): void {
     const f = this.findings;
+    const upstream = cmd.pipeFrom ?? [];
+    const dumps = upstream.some((c) => /^(?:env|printenv|set|export|declare|history|ps|cat|strings)$/.test(programName(c.argv[0]?.text ?? '')) && (programName(c.argv[0]?.text ?? '') !== 'cat' || c.argv.slice(1).some((w) => (pathFacts(w.text).classes & PathClass.project) === 0)));
     const o = readOptions(args, new Set(['e', 'f', 'm', 'A', 'B', 'C', 'regexp', 'file', 'max-count', 'include', 'exclude', 'exclude-dir', 'g', 'glob', 't', 'type', 'T']));
     const patterns = [...(o.values.has('e') ? [o.values.get('e') as Word] : []), ...(o.values.has('regexp') ? [o.values.get('regexp') as Word] : [])];
     const files = patterns.length > 0 ? o.operands : o.operands.slice(1);
@@ -1540,7 +1567,8 @@ class Analysis {
       const facts = pathFacts(w.text);
       if ((facts.classes & PathClass.project) === 0) outside = true;
     }
-    if (SECRET_SEARCH_TERMS.test(pattern) && (outside || (files.length === 0 && recursive && false))) f.add(R.credentialSearch);
+    if (dumps && files.length === 0) outside = true;
+    if (SECRET_SEARCH_TERMS.test(pattern) && outside) f.add(R.credentialSearch);
   }
 
   pip(name: string, args: readonly Word[]): void {

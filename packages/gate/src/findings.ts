@@ -82,6 +82,8 @@ export const R = {
   crontabRemove: ruleIndex('evasion.crontab_remove'),
   killInit: ruleIndex('evasion.kill_init'),
   attributes: ruleIndex('evasion.attributes'),
+  offensiveTool: ruleIndex('discovery.offensive_tool'),
+  networkScan: ruleIndex('discovery.network_scan'),
   ledgerFiles: ruleIndex('self.ledger_files'),
   ledgerTamper: ruleIndex('self.ledger_tamper'),
   ledgerCli: ruleIndex('self.ledger_cli'),
