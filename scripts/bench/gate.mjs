@@ -36,6 +36,8 @@ import { createStatement, statementHash } from '@agent-ledger/core';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const gate = await import(join(root, 'packages/gate/dist/src/index.js'));
+// The shell parser alone (rules version 2 parses every command an execution tool proposes), for the parse share.
+const shellSyntax = await import(join(root, 'packages/gate/dist/src/shell-syntax.js'));
 const cedar = createRequire(import.meta.url)('@cedar-policy/cedar-wasm/nodejs');
 
 const GRANTS = Number(process.env.BENCH_GATE_GRANTS ?? 100_000);
@@ -269,6 +271,42 @@ for (const s of streams) {
   console.log(`  agreement of the grant table with indexed cedar: ${agree}/${s.requests.length}`);
   console.log(`  ratio decide/indexed cedar: ${fmt(ratio, 2)}x (target >= 5x); decide p99 ${fmt(ours.p99, 2)} us (target < 100 us)`);
   if (agree !== s.requests.length) failed = true;
+}
+// --- parse share ------------------------------------------------------------------
+// The streams above repeat six shell commands, so after the first call each is
+// read from the gate's bounded memo. Here every shell command is made distinct,
+// so decide() reads each one anew: once with an extra plain word (read by the
+// plain-words path of shell-syntax.ts, exactly what the parser would give), and
+// once with a trailing comment (which needs the full parser). The parser alone
+// is then timed on the same texts.
+for (const [label, distinct] of [['plain words', (text, n) => `${text} run-${n}`], ['full parser', (text, n) => `${text} # run ${n}`]]) {
+  const s = streams[0];
+  const shellAt = [];
+  const requests = s.requests.map(({ command }, n) => {
+    if (typeof command.proposal.args.command !== 'string') return command;
+    shellAt.push(n);
+    return { ...command, proposal: { ...command.proposal, args: { command: distinct(command.proposal.args.command, n) } } };
+  });
+  const decideNs = new Float64Array(requests.length);
+  for (let i = 0; i < requests.length; i++) {
+    const t = process.hrtime.bigint();
+    sink += gate.decide(requests[i], state).tier;
+    decideNs[i] = Number(process.hrtime.bigint() - t);
+  }
+  const texts = shellAt.map((n) => distinct(s.requests[n].command.proposal.args.command, `${n}x`));
+  let parseNs = 0;
+  for (const text of texts) {
+    const t = process.hrtime.bigint();
+    sink += shellSyntax.parseShell(text).commands.length;
+    parseNs += Number(process.hrtime.bigint() - t);
+  }
+  const shellNs = shellAt.reduce((sum, n) => sum + decideNs[n], 0);
+  const allNs = decideNs.reduce((sum, x) => sum + x, 0);
+  const sorted = decideNs.slice().sort();
+  const shellSorted = Float64Array.from(shellAt.map((n) => decideNs[n])).sort();
+  console.log(`parse share, ${label} (uniform stream, every shell command distinct: no memo hits): ${shellAt.length} shell calls of ${requests.length}`);
+  console.log(`  decide() all calls p50 ${fmt(percentile(sorted, 0.5), 2)} us  p99 ${fmt(percentile(sorted, 0.99), 2)} us; shell calls p50 ${fmt(percentile(shellSorted, 0.5), 2)} us  p99 ${fmt(percentile(shellSorted, 0.99), 2)} us`);
+  console.log(`  parsing alone ${fmt(parseNs / shellAt.length / 1000, 2)} us per command: ${fmt((parseNs / shellNs) * 100, 1)}% of decide() time on shell calls, ${fmt((parseNs / allNs) * 100, 1)}% of all decide() time`);
 }
 if (sink === 0.5) console.log('');
 if (failed) process.exitCode = 1;

@@ -250,3 +250,22 @@ describe('rules versions', () => {
     );
   });
 });
+
+describe('the plain-words reading equals the parser', () => {
+  test('for text of plain words, parseShell and parseShellFully give the same commands (property)', async () => {
+    const { parseShell, parseShellFully } = await import('../src/shell-syntax.js');
+    const plainChars = 'abcxyzABC019_./:=@%+,~- \t';
+    const wordArb = fc.oneof(
+      fc.string({ unit: fc.constantFrom(...plainChars), maxLength: 24 }),
+      fc.constantFrom('rm -rf /', 'FOO=1 BAR=x=y cmd a=b', 'ls -la ~/x', 'git push origin +main', 'if', 'export A=1', 'A=1', '  ', 'x@y:z', '~root/x', 'time ls', '! ls'),
+    );
+    fc.assert(
+      fc.property(wordArb, (text) => {
+        const fast = parseShell(text);
+        const full = parseShellFully(text);
+        return JSON.stringify(fast) === JSON.stringify(full);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
