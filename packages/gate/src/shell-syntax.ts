@@ -414,7 +414,8 @@ function plainCommand(text: string): ParsedScript | null {
     assigns.push({ name: w.slice(0, eq), value: eq + 1 === w.length ? null : plainWord(w.slice(eq + 1)) });
   }
   const argv = words.slice(i);
-  if (argv.length > 0 && RESERVED.has(argv[0] as string)) return null;
+  // `NAME+=value` appends: the parser's reading.
+  if (argv.length > 0 && (RESERVED.has(argv[0] as string) || /^[A-Za-z_][A-Za-z0-9_]*\+=/.test(argv[0] as string))) return null;
   // Declarations (export, declare, ...) and assignments alone are read by the parser, which knows their forms.
   if (argv.length === 0 || /^(?:export|declare|local|readonly|typeset|nameref)$/.test(argv[0] as string)) return null;
   return { commands: [{ argv: argv.map(plainWord), assigns, redirects: [], pipeFrom: null, declaration: null }], failed: false, forkBomb: false, functions: [] };

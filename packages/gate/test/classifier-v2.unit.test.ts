@@ -257,7 +257,7 @@ describe('the plain-words reading equals the parser', () => {
     const plainChars = 'abcxyzABC019_./:=@%+,~- \t';
     const wordArb = fc.oneof(
       fc.string({ unit: fc.constantFrom(...plainChars), maxLength: 24 }),
-      fc.constantFrom('rm -rf /', 'FOO=1 BAR=x=y cmd a=b', 'ls -la ~/x', 'git push origin +main', 'if', 'export A=1', 'A=1', '  ', 'x@y:z', '~root/x', 'time ls', '! ls'),
+      fc.constantFrom('rm -rf /', 'FOO=1 BAR=x=y cmd a=b', 'ls -la ~/x', 'git push origin +main', 'if', 'export A=1', 'A=1', '  ', 'x@y:z', '~root/x', 'time ls', '! ls', 'a+=1 b', 'a=1 b+=2 c', 'x= y'),
     );
     fc.assert(
       fc.property(wordArb, (text) => {
