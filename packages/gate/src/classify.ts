@@ -9,7 +9,7 @@ import { COMMAND_RULES } from './command-rules.js';
 import { Findings } from './findings.js';
 import { moneyFindings } from './money.js';
 import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
-import { callFindings, toolKind } from './tool-registry.js';
+import { callFindings, canonicalToolName, toolKind } from './tool-registry.js';
 import { SIGNAL_RULES } from './signal-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
@@ -63,6 +63,11 @@ const CREDENTIAL_PHRASE_CLAUSE = ((): number => {
   }
   return compiled.alternatives[2]?.need ?? 0;
 })();
+
+/** Tool names (their tool part) that run database statements: `mcp__postgres__query`, `execute_sql`. */
+const SQL_TOOL_WORDS = /(?:^|_)(?:sql|query|queries|postgres|postgresql|mysql|mariadb|sqlite|mssql|database|db|bigquery|snowflake|redshift|clickhouse|duckdb|mongo|mongodb|redis)(?:_|$)/;
+const isSqlToolName = (tool: string): boolean => SQL_TOOL_WORDS.test(canonicalToolName(tool));
+const sqlToolMemo = new BoundedCache<boolean>(65_536, 256);
 
 /** Version-2 rules fired on the current proposal (same scratch discipline as `fired`). */
 const firedCommand = new Uint8Array(COMMAND_RULES.length);
@@ -201,7 +206,10 @@ export function classifyInto(
   if (rulesVersion >= 2) {
     // Version 2: statements of database tools keep the SQL pattern rules; everything
     // else is read by meaning (tool registry, shell parser, path model).
-    if (views.command !== '') for (const index of sqlPatternMemo.get(views.command, matchSql)) fire(index, out);
+    // Database programs run from a shell are read by the command analysis (psql -c, mysql -e, redis-cli).
+    const kind = toolKind(text(proposal.tool));
+    const sqlText = views.sqlTool && kind !== 'exec' ? views.args.normal : kind === 'unknown' && sqlToolMemo.get(text(proposal.tool), isSqlToolName) ? views.args.normal : '';
+    if (sqlText !== '') for (const index of sqlPatternMemo.get(sqlText, matchSql)) fire(index, out);
     for (const index of callFindings(text(proposal.tool), text(proposal.actionType), proposal.args, views.execTool)) fireCommand(index, out);
   } else if (views.command !== '') {
     // Pattern rules: commands of execution tools, statements of database tools.

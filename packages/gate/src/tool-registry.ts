@@ -61,6 +61,8 @@ function kindOf(tool: string): ToolKind {
   const known = REGISTRY.get(name);
   if (known !== undefined) return known;
   if (name.startsWith('git_') || name === 'git') return 'git';
+  // Database tools (`execute_sql`, `run_query`) run statements, not shell commands: read as unknown (every string), SQL rules apply.
+  if (/(?:^|_)(?:sql|query|queries|postgres|postgresql|mysql|sqlite|mongo|mongodb|redis|database|db)(?:_|$)/.test(name)) return 'unknown';
   // Names the registry does not list, read by their words: `run_shell_script`, `read_config_file`.
   if (EXEC_WORDS.test(name) && !/(?:^|_)(?:get|list|describe|status)(?:_|$)/.test(name)) return 'exec';
   if (CODE_WORDS.test(name)) return 'code';

@@ -212,6 +212,13 @@ describe('tools by meaning', () => {
     assert.equal(toolKind('frobnicate'), 'unknown');
   });
 
+  test('SQL rules read database tools, MCP ones included, and not the messages of shell commands', () => {
+    assert.ok(onCli(call('mcp__postgres__query', { sql: 'DROP TABLE users' })).reasons.includes('pattern.sql_drop'));
+    assert.notEqual(onCli(call('execute_sql', { query: 'TRUNCATE TABLE orders' })).outcome, 'allow');
+    assert.equal(bash('git commit -m "fix: drop table support in the importer"').outcome, 'allow');
+    assert.notEqual(bash('psql -c "DROP DATABASE customers"').outcome, 'allow');
+  });
+
   test('argv split across command and args reads as one command line', () => {
     assert.equal(onCli(call('run_command', { command: 'rm', args: ['-rf', '/'] })).outcome, 'block');
   });
