@@ -45,6 +45,8 @@ const REQUESTS = Number(process.env.BENCH_GATE_REQUESTS ?? 100_000);
 const WITH_CEDAR = process.env.BENCH_GATE_CEDAR !== '0';
 /** Timed passes per function and stream (the best one counts). */
 const PASSES = Number(process.env.BENCH_GATE_PASSES ?? 5);
+/** Rules version decide() uses (default: the gate's latest); BENCH_GATE_RULES=1 measures version 1 for comparison. */
+const RULES = process.env.BENCH_GATE_RULES === undefined ? undefined : { rulesVersion: Number(process.env.BENCH_GATE_RULES) };
 const NOW = Date.parse('2026-11-22T10:00:00.000Z');
 const DAY = 86_400_000;
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -241,15 +243,15 @@ function row(name, r) {
   return `  ${name.padEnd(34)} ${fmt(r.perSecond, 0).padStart(8)}/s  p50 ${fmt(r.p50, 2).padStart(6)} us  p99 ${fmt(r.p99, 2).padStart(7)} us   (p50/p99 us: ${kinds})`;
 }
 
-console.log(`gate bench: ${GRANTS} grants (${byKey.size} five-field keys, ${AGENTS.length} agents); ${REQUESTS} requests per stream; node ${process.version}; cedar ${cedar.getCedarVersion()}`);
+console.log(`gate bench (rules version ${RULES?.rulesVersion ?? gate.LATEST_RULES_VERSION}): ${GRANTS} grants (${byKey.size} five-field keys, ${AGENTS.length} agents); ${REQUESTS} requests per stream; node ${process.version}; cedar ${cedar.getCedarVersion()}`);
 console.log(`fold: ${eventCount} authority events in ${fmt(foldMs, 0)} ms (${fmt((eventCount / foldMs) * 1000, 0)}/s)${WITH_CEDAR ? `; cedar pre-parse: ${cedarIndex.size} policy sets (the keys with grants that the requests name) in ${fmt(preparseMs / 1000, 1)} s` : ''}`);
 const findings = { block: null, allow: null, expired: null, nearMiss: false };
 let failed = false;
 for (const s of streams) {
   const outcomes = { allow: 0, verify_first: 0, block: 0 };
-  for (const { command } of s.requests) outcomes[gate.decide(command, state).outcome] += 1;
+  for (const { command } of s.requests) outcomes[gate.decide(command, state, RULES).outcome] += 1;
   console.log(`${s.name}: hit ${s.kinds.hit}, near miss ${s.kinds.near}, miss ${s.kinds.miss}; decide() outcomes ${JSON.stringify(outcomes)}`);
-  const decideOne = (i) => gate.decide(s.requests[i].command, state).tier;
+  const decideOne = (i) => gate.decide(s.requests[i].command, state, RULES).tier;
   if (!WITH_CEDAR) {
     console.log(row('decide()', measure(s, [decideOne], PASSES)[0]));
     continue;
@@ -290,7 +292,7 @@ for (const [label, distinct] of [['plain words', (text, n) => `${text} run-${n}`
   const decideNs = new Float64Array(requests.length);
   for (let i = 0; i < requests.length; i++) {
     const t = process.hrtime.bigint();
-    sink += gate.decide(requests[i], state).tier;
+    sink += gate.decide(requests[i], state, RULES).tier;
     decideNs[i] = Number(process.hrtime.bigint() - t);
   }
   const texts = shellAt.map((n) => distinct(s.requests[n].command.proposal.args.command, `${n}x`));

@@ -48,6 +48,7 @@ const tally = { tier: 0 as Tier, risk: 0, destructive: false };
 const NET_FETCH_INDEX = PATTERN_RULES.findIndex((rule) => rule.id === 'pattern.net_fetch');
 
 const FINANCIAL_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'context.financial');
+const moneyScratch = new Findings();
 /**
  * The clause of `behaviour.credentials` that reads credential words in
  * argument values. Version 2 reads the arguments of the tools it knows by
@@ -234,7 +235,8 @@ export function classifyInto(
   }
 
   if (rulesVersion >= 2) {
-    const money = new Findings();
+    const money = moneyScratch;
+    money.reset();
     moneyFindings(money, proposal.args, fired[FINANCIAL_INDEX] === 1);
     for (const index of money.list) fireCommand(index, out);
   }

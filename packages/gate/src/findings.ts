@@ -22,6 +22,12 @@ export class Findings {
   addAll(indexes: readonly number[]): void {
     for (const index of indexes) this.add(index);
   }
+
+  /** Empties the set (for a scratch instance reused across calls). */
+  reset(): void {
+    for (const index of this.list) this.#seen[index] = 0;
+    this.list.length = 0;
+  }
 }
 
 /** Indexes of every rule, by a short name used in the analyses (checked at load). */

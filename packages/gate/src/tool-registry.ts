@@ -134,6 +134,27 @@ function patchPaths(text: string): string[] {
   return out;
 }
 
+/** Findings of one string of an unknown tool, by key class, action and text (strings repeat: subjects, bodies, ids). */
+const stringMemo = new BoundedCache<readonly number[]>(65_536, 1024);
+const keyClassMemo = new BoundedCache<string>(4096, 128);
+const keyClassOf = (key: string): string => `${COMMAND_KEYS.test(key) ? 'c' : ''}${URL_KEYS.test(key) ? 'u' : ''}${PATH_KEYS.test(key) ? 'p' : ''}${CONTENT_KEYS.test(key) ? 't' : ''}:`;
+
+/** {@link inspectString}, remembered. */
+function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
+  if (text.length > 1024) {
+    inspectString(findings, key, text, action);
+    return;
+  }
+  const cls = keyClassMemo.get(key, keyClassOf);
+  // inspectString reads the key only through its class, so (action, class, text) decides the answer.
+  const hit = stringMemo.get(`${action}:${cls}${text}`, () => {
+    const local = new Findings();
+    inspectString(local, key, text, action);
+    return Object.freeze(local.list.slice());
+  });
+  findings.addAll(hit);
+}
+
 /** Strings of an unknown tool are read as commands, paths or URLs, whichever they look like. */
 function inspectString(findings: Findings, key: string, text: string, action: PathAction): void {
   if (text.length === 0) return;
@@ -275,7 +296,7 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
         const line = commandLine(object);
         if (line !== null) findings.addAll(analyzeShell(line));
       }
-      walk(object, '', (key, text) => inspectString(findings, key, text, action), 0, budget);
+      walk(object, '', (key, text) => inspectStringMemo(findings, key, text, action), 0, budget);
       if (DELETE_WORDS.test(actionWords)) findings.add(R.structuredDestructive);
       structured(findings, object, actionWords);
     }
@@ -286,13 +307,15 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
 function structured(findings: Findings, args: Record<string, unknown>, actionWords: string): void {
   const scaling = /(?:^|_)(?:scale|resize|autoscale|set_replicas|update_replicas|desired)(?:_|$)/.test(actionWords);
   const budget = { n: 256 };
-  const visit = (value: unknown, key: string, depth: number): void => {
+  const visit = (value: unknown, rawKey: string, depth: number): void => {
     if (depth > 6 || --budget.n < 0) return;
     if (typeof value === 'object' && value !== null) {
-      for (const name in value) if (Object.hasOwn(value, name)) visit((value as Record<string, unknown>)[name], name.toLowerCase().replace(/[^a-z]/g, ''), depth + 1);
+      for (const name in value) if (Object.hasOwn(value, name)) visit((value as Record<string, unknown>)[name], name, depth + 1);
       return;
     }
     const zero = value === 0 || value === '0';
+    if (!zero) return;
+    const key = rawKey.toLowerCase().replace(/[^a-z]/g, '');
     if (zero && (/^(?:replicas|replicacount|desiredcount|desiredcapacity|minsize|maxsize|instancecount|instances|nodecount|size|count|scale)$/.test(key) && (scaling || /replica|desired|capacity|instance|node/.test(key)))) findings.add(R.scaleToZero);
   };
   visit(args, '', 0);
@@ -303,9 +326,19 @@ export function actionWordsOf(tool: string, actionType: string): string {
   return `${canonicalToolName(tool)}_${actionType.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_')}`;
 }
 
-/** The version-2 findings of one call's tool and arguments (amounts of money apart: money.ts). */
+/** Scratch of one call (decide() is synchronous and never re-entered). */
+const scratch = new Findings();
+const toolWordsMemo = new BoundedCache<string>(65_536, 256);
+const actionWordsMemo = new BoundedCache<string>(65_536, 256);
+const actionWordForm = (actionType: string): string => actionType.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+
+/**
+ * The version-2 findings of one call's tool and arguments (amounts of money
+ * apart: money.ts). The list is scratch: read it before the next call.
+ */
 export function callFindings(tool: string, actionType: string, args: unknown, execHint: boolean): readonly number[] {
-  const findings = new Findings();
-  toolFindings(findings, tool, actionWordsOf(tool, actionType), args, execHint);
-  return findings.list;
+  scratch.reset();
+  const words = `${toolWordsMemo.get(tool, canonicalToolName)}_${actionWordsMemo.get(actionType, actionWordForm)}`;
+  toolFindings(scratch, tool, words, args, execHint);
+  return scratch.list;
 }
