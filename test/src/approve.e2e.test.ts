@@ -258,7 +258,7 @@ describe('approving pending confirmations', () => {
       assert.equal((await fetch(`${running.apiUrl}${path}`)).status, 404, path);
     }
     const bad = await getJson<{ error: { code: string } }>(running, '/v1/proposals/not-a-hash');
-    assert.deepEqual([bad.status, bad.body.error.code], [400, 'SCHEMA_INVALID']);
+    assert.deepEqual([bad.status, bad.body.error.code], [400, 'BAD_ARGUMENT']);
     const missing = await getJson<{ error: { code: string } }>(running, `/v1/proposals/${'0'.repeat(64)}`);
     assert.equal(missing.status, 404);
   });

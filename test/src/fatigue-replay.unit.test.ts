@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventPartitionOf, type BodyOf } from '@agent-ledger/core';
-import { operationBytes, type FatigueSignal } from '@agent-ledger/ledger';
+import { operationBytes } from '@agent-ledger/rulebook';
 import { TestLedger } from './fixtures.js';
-import { GateFatigue, approvedConfirmation, assertFailsAt, assertValid, finalDecision, iso, recordDecision, respond, secondApprover, verify, type Posted } from './replay-support.js';
+import { GateFatigue, type FatigueSignal, approvedConfirmation, assertFailsAt, assertValid, finalDecision, iso, recordDecision, respond, secondApprover, verify, type Posted } from './replay-support.js';
 
 // verify-chain re-derives the confirmation-fatigue signals (SPEC.md section 4,
 // section 9 rule 15). The honest signals are the live gate's own (FatigueFold

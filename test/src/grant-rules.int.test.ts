@@ -6,7 +6,7 @@ import { LedgerError } from '@agent-ledger/refusals';
 import { createKafkaBus } from '@agent-ledger/kafka';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { LedgerClient } from '@agent-ledger/client';
-import { EntrySchema, parseStrictJson, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
+import { EntrySchema, createStatement, nodeEd25519, parseStrictJson, signStatement, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
 import { exportCommand, newSigner, rotateRootCommand, topicNames, writeKeyFile, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { clientFor, eventually, freshHome, getJson, proposal, start, type Signer } from './live.js';
 
@@ -59,10 +59,23 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
     await assert.rejects(promise, (err: unknown) => err instanceof LedgerError && err.code === code, `expected ${code}`);
   }
 
-  /** A signer registered now by alice (a key on the authority stream). */
+  /** A current key of each admin principal this test holds: the four eyes of key registrations (SPEC.md section 7.3). */
+  const adminKeys = new Map<string, Signer>();
+
+  /**
+   * A signer registered now: authored by an admin, signed by every other
+   * admin held here, by the subject's current key when it has one, and by
+   * the new key itself (proof of possession).
+   */
   async function registered(principal: string, roles: BodyOf<'key.registered'>['roles']): Promise<Signer> {
+    if (adminKeys.size === 0) for (const name of ['admin-alice', 'admin-bob']) adminKeys.set(home.key(name).principal, home.key(name));
     const signer = newSigner(principal);
-    await write(alice, alice.sign('key.registered', { keyId: signer.keyId, principal, roles }));
+    const admins = [...adminKeys].filter(([p]) => p !== principal).map(([, key]) => key);
+    const current = adminKeys.get(principal);
+    const author = admins[0] as Signer;
+    const statement = createStatement('key.registered', { keyId: signer.keyId, principal, roles }, author);
+    await write(alice, signStatement(statement, [...admins, ...(current === undefined ? [] : [current]), signer], nodeEd25519));
+    if (roles.includes('admin') && current === undefined) adminKeys.set(principal, signer);
     return signer;
   }
 
@@ -91,6 +104,7 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
   });
 
   test('one principal with two keys counts once; the proposer never co-signs', async () => {
+    await registered('admin:carol', ['admin']);
     const bob2 = as(await registered('admin:bob', ['admin']));
     const alice2 = as(await registered('admin:alice', ['admin']));
     // Tier 4 needs two co-signers under the default policy.
@@ -109,10 +123,11 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
   });
 
   test('a co-signature by a revoked key is refused with KEY_REVOKED', async () => {
-    const carolKey = await registered('admin:carol', ['admin']);
+    const carolKey = await registered('admin:dave', ['admin']);
     const carol = as(carolKey);
     const hash = await write(alice, alice.sign('grant.proposed', grant('revoked-cosigner')));
     await write(alice, alice.sign('key.revoked', { keyId: carolKey.keyId, reason: 'key compromised' }));
+    adminKeys.delete('admin:dave');
     await refused(carol.submit(carol.sign('grant.cosigned', { grantId: 'revoked-cosigner', grant: hash })), 'KEY_REVOKED');
   });
 

@@ -165,20 +165,20 @@ describe('grant paper trail', () => {
     const revokedLine = await ledger('grants', 'trail', 'trail-child', '--api', api);
     assert.ok(revokedLine.stdout.includes(`#${cascade?.authorityIndex} revoked with ancestor trail-root by admin:alice: build host retired`), revokedLine.stdout);
 
-    // Bad input: 400 SCHEMA_INVALID; unknown: 404 GRANT_MISSING; the CLI says the same with its code, no stack trace.
+    // Bad input: 400 BAD_ARGUMENT; unknown: 404 NOT_FOUND (operational codes, not refusals); the CLI says the same with its code, no stack trace.
     const refusal = async (path: string): Promise<[number, string]> => {
       const response = await fetch(`${api}${path}`);
       return [response.status, ((await response.json()) as { error?: { code: string } }).error?.code ?? 'none'];
     };
-    assert.deepEqual(await refusal('/v1/grants/no-such-grant/trail'), [404, 'GRANT_MISSING']);
-    assert.deepEqual(await refusal(`/v1/grants/${encodeURIComponent('a/b c')}/trail`), [404, 'GRANT_MISSING'], 'any grant id, percent-encoded');
-    assert.deepEqual(await refusal(`/v1/grants/${'x'.repeat(257)}/trail`), [400, 'SCHEMA_INVALID']);
-    assert.deepEqual(await refusal('/v1/grants/trail-root/trail?limit=0'), [400, 'SCHEMA_INVALID']);
-    assert.deepEqual(await refusal('/v1/decisions/not-a-hash/trail'), [400, 'SCHEMA_INVALID']);
-    assert.deepEqual(await refusal(`/v1/decisions/${'0'.repeat(64)}/trail`), [404, 'GRANT_MISSING']);
+    assert.deepEqual(await refusal('/v1/grants/no-such-grant/trail'), [404, 'NOT_FOUND']);
+    assert.deepEqual(await refusal(`/v1/grants/${encodeURIComponent('a/b c')}/trail`), [404, 'NOT_FOUND'], 'any grant id, percent-encoded');
+    assert.deepEqual(await refusal(`/v1/grants/${'x'.repeat(257)}/trail`), [400, 'BAD_ARGUMENT']);
+    assert.deepEqual(await refusal('/v1/grants/trail-root/trail?limit=0'), [400, 'BAD_ARGUMENT']);
+    assert.deepEqual(await refusal('/v1/decisions/not-a-hash/trail'), [400, 'BAD_ARGUMENT']);
+    assert.deepEqual(await refusal(`/v1/decisions/${'0'.repeat(64)}/trail`), [404, 'NOT_FOUND']);
     const unknown = await ledger('grants', 'trail', 'no-such-grant', '--api', api);
     assert.equal(unknown.status, 2);
-    assert.match(unknown.stderr, /^ledger: GRANT_MISSING: /);
+    assert.match(unknown.stderr, /^ledger: NOT_FOUND: /);
     for (const args of [['grants', 'trail', '--decision', 'xyz', '--api', api], ['grants', 'trail', '--api', api], ['grants', 'trail', 'x', '--api', 'not a url']]) {
       const bad = await ledger(...args);
       assert.equal(bad.status, 2, args.join(' '));

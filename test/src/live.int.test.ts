@@ -149,7 +149,7 @@ describe('live ledger', () => {
     assert.deepEqual(await eventually(async () => ((await levels(silent.proposalHash)).length > 0 ? levels(silent.proposalHash) : undefined), 20_000, 'an escalation'), ['admin']);
   });
 
-  test('hostile HTTP input gets a 4xx with a ReasonCode and writes nothing', async () => {
+  test('hostile HTTP input gets a 4xx with its code; only a signed statement refused by the API is recorded', async () => {
     const post = async (body: string | Buffer, type = 'application/json'): Promise<{ status: number; code: string }> => {
       const response = await fetch(`${running.apiUrl}/v1/statements`, { method: 'POST', headers: { 'content-type': type }, body });
       const json = (await response.json()) as { error?: { code: string } };
@@ -175,9 +175,17 @@ describe('live ledger', () => {
       for (const [name, body, type, status, code] of cases) {
         assert.deepEqual(await post(body, type), { status, code }, name);
       }
+      assert.deepEqual(await bus.endOffsets(topics.intake), before, 'nothing unsigned or badly signed reached intake');
+      // A signed statement refused at the API is recorded: one intake record, marked with the API's code.
       const stranger = new LedgerClient({ baseUrl: running.apiUrl as string, signer: { ...home.key('agent-build-bot'), seed: home.key('admin-alice').seed, keyId: home.key('admin-alice').keyId }, deciderKeys: [] });
       await assert.rejects(stranger.propose(proposal()), (err: { code?: string }) => err.code === 'KEY_ROLE');
-      assert.deepEqual(await bus.endOffsets(topics.intake), before, 'nothing reached intake');
+      const afterRefusal = await bus.endOffsets(topics.intake);
+      const grown = [...afterRefusal].filter(([p, end]) => end !== before.get(p));
+      assert.equal(grown.length, 1, 'the refusal went to one intake partition');
+      const [partition, end] = grown[0] as [number, string];
+      const marked: string[] = [];
+      for await (const r of bus.readRange(topics.intake, partition, before.get(partition) ?? '0')) marked.push(r.headers['ledger-refused'] ?? 'none');
+      assert.deepEqual(marked, ['KEY_ROLE'], `one record up to ${end}, marked KEY_ROLE`);
     } finally {
       await bus.close();
     }

@@ -40,7 +40,9 @@ class FakeTelegram {
   readonly sent: SentMessage[] = [];
   readonly events = new EventEmitter();
   down = false;
-  readonly #server: Server = createServer((req, res) => void this.#serve(req, res));
+  readonly #server: Server = createServer((req, res) => {
+    this.#serve(req, res).catch(() => res.destroy());
+  });
   #updates: { update_id: number; callback_query: unknown }[] = [];
   #nextUpdate = 1;
   #nextMessage = 1;
@@ -207,7 +209,7 @@ describe('notify role: chat approvals', () => {
   const emailCustomer = (): ReturnType<typeof proposal> =>
     proposal({ tool: 'email', actionType: 'email.send', targetResource: 'mail/outbound', recipient: 'customer@example.com', scope: 'ticket:4711', args: { to: 'customer@example.com', subject: 'Your refund' }, query: 'tell the customer' });
   const messageFor = (proposalHash: string): Promise<SentMessage> =>
-    eventually(async () => telegram.sent.find((m) => m.text.includes(`proposal: ${proposalHash}`)), 20_000, 'the Telegram message');
+    eventually(async () => telegram.sent.find((m) => m.text.startsWith('Approval needed') && m.text.includes(`proposal: ${proposalHash}`)), 20_000, 'the Telegram message');
 
   test('tier 2: the exact operation goes to Telegram; a stranger\'s press changes nothing; an allowed user\'s press allows it, signed by the chat bridge', async () => {
     const support = clientFor(home, running, 'agent-support-bot');
@@ -271,7 +273,7 @@ describe('notify role: chat approvals', () => {
     const support = clientFor(home, running, 'agent-support-bot');
     const sentBefore = telegram.sent.length;
     const { statementHash } = await support.propose(emailCustomer());
-    const delivery = await eventually(async () => receiver.deliveries.find((d) => (JSON.parse(d.body) as Delivered).pending.proposal === statementHash), 20_000, 'the webhook delivery');
+    const delivery = await eventually(async () => receiver.deliveries.find((d) => (JSON.parse(d.body) as Delivered).pending?.proposal === statementHash), 20_000, 'the webhook delivery');
     assert.equal(delivery.hmacValid, true);
     assert.equal(telegram.sent.length, sentBefore, 'nothing reached Telegram');
     const delivered = JSON.parse(delivery.body) as Delivered;
@@ -299,16 +301,61 @@ describe('notify role: chat approvals', () => {
     assert.equal((responses[0] as Entry).envelope.statement.author.principal, 'bridge:chat');
   });
 
+  test('escalations reach people: emergency to every channel and the webhook, admin to the admins; each delivery or failure is a signed notification.sent', async () => {
+    /** notification.sent entries about a proposal, once `count` are on the log. */
+    const notifications = (proposalHash: string, count: number): Promise<Entry[]> =>
+      eventually(async () => {
+        const found = (await eventEntries()).filter((e) => e.envelope.statement.type === 'notification.sent' && (e.envelope.statement.body as { proposal: string }).proposal === proposalHash);
+        return found.length >= count ? found : undefined;
+      }, 30_000, `${count} notification.sent entries`);
+    const escalationOf = async (proposalHash: string): Promise<Entry> =>
+      eventually(async () => (await eventEntries()).find((e) => e.envelope.statement.type === 'escalation.raised' && (e.envelope.statement.body as { proposal: string }).proposal === proposalHash), 30_000, 'the escalation');
+
+    // Tier 4, nobody answers, Telegram is down: the emergency goes everywhere; Telegram's failure is recorded too.
+    telegram.down = true;
+    const ops = clientFor(home, running, 'agent-ops-bot');
+    const critical = await ops.propose(proposal({ args: { command: 'kill -9 -1' }, query: 'stop everything', context: { environment: 'production', crisis: false, run: statementNonce() } }));
+    const denied = await ops.awaitDecision(critical.statementHash, 30_000);
+    assert.deepEqual([denied.outcome, denied.code], ['deny', 'TIMEOUT']);
+    const emergency = await escalationOf(critical.statementHash);
+    assert.equal((emergency.envelope.statement.body as { level: string }).level, 'emergency');
+    const sent = await notifications(critical.statementHash, 2);
+    const bodies = sent.map((e) => e.envelope.statement.body as { escalation: string; level: string; channel: string; ok: boolean; detail: string; agentId: string });
+    assert.deepEqual(bodies.map((b) => [b.channel, b.ok]).sort(), [['telegram', false], ['webhook', true]]);
+    for (const entry of sent) {
+      assert.equal(entry.envelope.statement.author.principal, 'bridge:chat');
+      assert.equal(entry.partition, emergency.partition, 'on the escalation\'s partition');
+    }
+    for (const body of bodies) assert.deepEqual([body.level, body.agentId], ['emergency', 'agent:ops-bot']);
+    assert.ok(bodies.every((b) => b.escalation === bodies[0]?.escalation && /^[0-9a-f]{64}$/.test(b.escalation)));
+    assert.match(bodies.find((b) => !b.ok)?.detail ?? '', /^NO_CHANNEL: /);
+    const alert = receiver.deliveries.map((d) => JSON.parse(d.body) as { kind: string; escalation?: { proposal: string; level: string; operation: { actionType: string } } }).find((d) => d.kind === 'agent-ledger.escalation' && d.escalation?.proposal === critical.statementHash);
+    assert.deepEqual([alert?.escalation?.level, alert?.escalation?.operation.actionType], ['emergency', 'shell.exec']);
+
+    // Tier 3, nobody answers, Telegram is back: the admin escalation reaches the admins' first channel and stops there.
+    telegram.down = false;
+    const deploy = clientFor(home, running, 'agent-deploy-bot');
+    const high = await deploy.propose(proposal({ targetResource: 'repo/payments-service', scope: 'main', args: { command: 'git push --force origin main' }, query: 'ship it', context: { environment: 'production', crisis: false, run: statementNonce() } }));
+    assert.deepEqual((await deploy.awaitDecision(high.statementHash, 30_000)).code, 'TIMEOUT');
+    const [admin] = await notifications(high.statementHash, 1);
+    assert.deepEqual(
+      (({ level, channel, ok }) => ({ level, channel, ok }))(admin?.envelope.statement.body as { level: string; channel: string; ok: boolean }),
+      { level: 'admin', channel: 'telegram', ok: true },
+    );
+    const shown = await eventually(async () => telegram.sent.find((m) => m.text.startsWith('ESCALATION (admin)') && m.text.includes(high.statementHash)), 20_000, 'the admin alert on Telegram');
+    assert.ok(shown.text.includes('action: shell.exec') && shown.text.includes('agent: agent:deploy-bot'));
+  });
+
   test('a restarted notifier re-sends only the requests still waiting on the log', async () => {
     const support = clientFor(home, running, 'agent-support-bot');
     const { statementHash } = await support.propose(emailCustomer());
-    const first = await eventually(async () => receiver.deliveries.find((d) => (JSON.parse(d.body) as Delivered).pending.proposal === statementHash), 20_000, 'the webhook delivery');
+    const first = await eventually(async () => receiver.deliveries.find((d) => (JSON.parse(d.body) as Delivered).pending?.proposal === statementHash), 20_000, 'the webhook delivery');
     const request = (JSON.parse(first.body) as Delivered).pending.request;
     const second = await serve(home, ['notify']);
     try {
       // start() has folded the whole log: earlier requests are answered, timed out or decided.
       assert.deepEqual(second.notifier?.resumed, [request]);
-      const again = await eventually(async () => receiver.deliveries.find((d) => d !== first && (JSON.parse(d.body) as Delivered).pending.request === request), 20_000, 'the re-sent delivery');
+      const again = await eventually(async () => receiver.deliveries.find((d) => d !== first && (JSON.parse(d.body) as Delivered).pending?.request === request), 20_000, 'the re-sent delivery');
       const delivered = JSON.parse(again.body) as Delivered;
       const answer = JSON.stringify({ callbackId: delivered.callbackId, request, answer: 'deny', approver: 'bob' });
       const res = await fetch(second.webhookCallbackUrl as string, { method: 'POST', headers: { 'content-type': 'application/json', 'x-ledger-signature': sign(answer) }, body: answer });

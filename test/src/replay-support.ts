@@ -1,8 +1,21 @@
 import assert from 'node:assert/strict';
 import { statementHash, type BodyOf, type Entry, type Signer, type Statement } from '@agent-ledger/core';
-import { decide, evolve, initialState, type GateDecision, type GateState } from '@agent-ledger/gate';
-import { RulesScreener, applyScreening, isScreened, screeningPolicy, screeningStatement, type ScreenResult } from '@agent-ledger/screen';
-import { FatigueFold, newSigner, type FatigueSignal } from '@agent-ledger/ledger';
+import { LATEST_RULES_VERSION, evolve, initialState, type GateDecision, type GateState } from '@agent-ledger/gate';
+import { RulesScreener, screeningStatement, type ScreenResult } from '@agent-ledger/screen';
+import { newSigner } from '@agent-ledger/ledger';
+import {
+  DEFAULT_FATIGUE,
+  RELEASED_RULES,
+  decide as lifeDecide,
+  evolve as lifeEvolve,
+  firstDecision,
+  initialState as lifeInitial,
+  lifeEntryOf,
+  type FatigueSettings,
+  type LifeState,
+  type RulesSpec,
+  type Said,
+} from '@agent-ledger/rulebook';
 import { verifyBundle, type VerificationReport, type VerifyOptions } from '@agent-ledger/verifier';
 import { TestLedger } from './fixtures.js';
 
@@ -46,13 +59,25 @@ export function gateState(ledger: TestLedger, size: number): GateState {
 
 export const screener = new RulesScreener();
 
-/** The gate's decision as the worker makes it: the pure gate, then the rules screener where it applies. */
-export function gateDecides(ledger: TestLedger, proposal: Posted, authorityIndex: number = ledger.authoritySize): GateDecision & { screening: ScreenResult | null } {
+/** Rules version 1 (what recordDecision signs unless told otherwise: no rulesVersion field). */
+export const RULES_V1 = RELEASED_RULES.get(1) as RulesSpec;
+/** The latest released rules (what the live gate signs with). */
+export const RULES_LATEST = RELEASED_RULES.get(LATEST_RULES_VERSION) as RulesSpec;
+
+/** The gate's decision as the worker makes it: the rulebook's first decision, with the rules screener where it applies. */
+export function gateDecides(
+  ledger: TestLedger,
+  proposal: Posted,
+  authorityIndex: number = ledger.authoritySize,
+  options: { rules?: RulesSpec; keyRevoked?: boolean } = {},
+): GateDecision & { screening: ScreenResult | null } {
   const body = proposal.entry.envelope.statement.body as BodyOf<'proposal.submitted'>;
-  const gated = decide({ now: Date.parse(proposal.entry.sequencedAt), channel: body.channel, context: body.context, proposal: body }, gateState(ledger, authorityIndex));
-  if (!isScreened(gated)) return { ...gated, screening: null };
-  const screening = screener.screenNow({ proposal: body, proposalHash: proposal.hash, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
-  return { ...applyScreening(gated, screeningPolicy(gated.tier, screening.verdict)), screening };
+  const waiting = { hash: proposal.hash, keyId: proposal.entry.envelope.statement.author.keyId, sequencedAtMs: Date.parse(proposal.entry.sequencedAt), authorityIndex: proposal.entry.authorityIndex, body, bytes: 0, screening: null };
+  const facts = { gate: gateState(ledger, authorityIndex), keyRevoked: options.keyRevoked ?? false, rules: options.rules ?? RULES_V1 };
+  const first = firstDecision(waiting, { ...facts, screening: null });
+  if (!first.screen) return { ...first.decision, screening: null };
+  const screening = screener.screenNow({ proposal: body, proposalHash: proposal.hash, tier: first.decision.tier, risk: first.decision.risk, rules: first.decision.reasons });
+  return { ...firstDecision(waiting, { ...facts, screening: screening.verdict }).decision, screening };
 }
 
 export type DecisionBody = BodyOf<'decision.recorded'>;
@@ -62,10 +87,12 @@ export function recordDecision(
   ledger: TestLedger,
   proposal: Posted,
   forged: Partial<DecisionBody> = {},
-  options: { approvalsRequired?: number; deadlineMs?: number } = {},
+  options: { approvalsRequired?: number; deadlineMs?: number; rules?: RulesSpec; keyRevoked?: boolean } = {},
 ): { decision: Posted; request: Posted | null; deadline: string; expected: GateDecision & { screening: ScreenResult | null } } {
   const authorityIndex = forged.authorityIndex ?? ledger.authoritySize;
-  const expected = gateDecides(ledger, proposal, authorityIndex);
+  const rules = options.rules ?? RULES_V1;
+  const expected = gateDecides(ledger, proposal, authorityIndex, { rules, keyRevoked: options.keyRevoked ?? false });
+  const version = rules.version === 1 ? {} : { rulesVersion: rules.version };
   const agentId = ledger.agent.principal;
   if (expected.screening !== null) ledger.say('screening.verdict', screeningStatement(expected.screening, agentId, proposal.hash), ledger.gate);
   ledger.say('classification.recorded', { agentId, proposal: proposal.hash, tier: expected.tier, risk: expected.risk, rules: expected.reasons.slice(0, 256) }, ledger.gate);
@@ -79,6 +106,7 @@ export function recordDecision(
     authorityIndex,
     grantId: expected.grantId,
     grantEntry: expected.grantEntry,
+    ...version,
     ...forged,
   };
   const decision = ledger.say('decision.recorded', body, ledger.gate);
@@ -144,8 +172,43 @@ export function secondApprover(ledger: TestLedger): Signer {
 }
 
 
+/** A fatigue signal the gate signs. */
+export type FatigueSignal = Extract<Said, { type: 'grant.suggested' | 'approval.rushed' }>;
+
 /**
- * The live gate's confirmation-fatigue fold over a test ledger: each call folds
+ * The live gate's confirmation-fatigue signals over hand-built entries: each
+ * entry is folded into its partition's rulebook state and the rulebook's
+ * `signals` command says what to sign; a signal returned once counts as sent
+ * (as the gate marks it once its transaction commits), so folding an entry
+ * again returns nothing new.
+ */
+export class FatigueFold {
+  readonly #settings: FatigueSettings;
+  readonly #lives = new Map<number, LifeState>();
+  readonly #sent = new Set<string>();
+
+  constructor(settings: Partial<FatigueSettings> = {}) {
+    this.#settings = { ...DEFAULT_FATIGUE, ...settings };
+  }
+
+  evolve(entry: Entry, hash: string): FatigueSignal[] {
+    let life = this.#lives.get(entry.partition);
+    if (life === undefined) {
+      life = lifeInitial();
+      this.#lives.set(entry.partition, life);
+    }
+    lifeEvolve(life, lifeEntryOf(entry, hash));
+    const found: FatigueSignal[] = [];
+    for (const group of lifeDecide({ type: 'signals', entry: hash, fatigue: this.#settings, sent: (mark) => this.#sent.has(mark) }, life).groups) {
+      for (const mark of group.marks) this.#sent.add(mark);
+      found.push(...(group.statements as FatigueSignal[]));
+    }
+    return found;
+  }
+}
+
+/**
+ * The live gate's confirmation-fatigue signals over a test ledger: each call folds
  * the events entries sequenced since the previous call, in partition order, and
  * returns the signals the gate would sign for them (unsigned, so a test can
  * sign them as they are or forged).
@@ -154,7 +217,7 @@ export class GateFatigue {
   readonly fold: FatigueFold;
   readonly #folded = new Set<string>();
 
-  constructor(settings: ConstructorParameters<typeof FatigueFold>[0] = {}) {
+  constructor(settings: Partial<FatigueSettings> = {}) {
     this.fold = new FatigueFold(settings);
   }
 

@@ -5,7 +5,8 @@ import { ChannelEvents } from './channel-events.js';
 import { ChannelDown } from './errors.js';
 import { OutstandingRequests } from './outstanding.js';
 import { describePendingApproval } from './pending-approval.js';
-import type { ApprovalChannel, PendingApproval } from './types.js';
+import { describeEscalation } from './escalation.js';
+import type { AlertChannel, ApprovalChannel, EscalationNotice, PendingApproval } from './types.js';
 
 /** Options of {@link CliChannel}. */
 export interface CliOptions {
@@ -26,7 +27,7 @@ const OPERATOR = /^[A-Za-z0-9._@-]{1,128}$/;
  * `approve <id>` / `deny <id>` lines. The terminal vouches for the operator,
  * so its answers are platform-assurance answers like a chat's.
  */
-export class CliChannel extends ChannelEvents implements ApprovalChannel {
+export class CliChannel extends ChannelEvents implements ApprovalChannel, AlertChannel {
   readonly name = 'cli' as const;
   readonly #options: CliOptions;
   readonly #outstanding: OutstandingRequests<null>;
@@ -52,6 +53,15 @@ export class CliChannel extends ChannelEvents implements ApprovalChannel {
     }).catch((error: unknown) => {
       this.#outstanding.discard(entry.shortId);
       throw error;
+    });
+  }
+
+  /** Prints an escalation notice. @throws ChannelDown when the terminal is gone. */
+  async alert(notice: EscalationNotice): Promise<void> {
+    const { output } = this.#options;
+    if (!output.writable) throw new ChannelDown(this.name, 'no terminal attached');
+    await new Promise<void>((resolve, reject) => {
+      output.write(`${describeEscalation(notice)}\n\n`, (error) => (error ? reject(new ChannelDown(this.name, 'terminal write failed', { cause: error })) : resolve()));
     });
   }
 

@@ -8,7 +8,8 @@ import { ChannelDown } from './errors.js';
 import { OutstandingRequests } from './outstanding.js';
 import { describePendingApproval } from './pending-approval.js';
 import { asObject, postJson } from './platform-http.js';
-import type { ApprovalChannel, PendingApproval } from './types.js';
+import { describeEscalation } from './escalation.js';
+import type { AlertChannel, ApprovalChannel, EscalationNotice, PendingApproval } from './types.js';
 
 /** Options of {@link DiscordChannel}. */
 export interface DiscordOptions {
@@ -54,7 +55,7 @@ const SNOWFLAKE = /^[0-9]{1,20}$/;
  * button press by an allowed user records the answer and updates the message
  * (callback type 7). Everything in an interaction is untrusted until then.
  */
-export class DiscordChannel extends ChannelEvents implements ApprovalChannel {
+export class DiscordChannel extends ChannelEvents implements ApprovalChannel, AlertChannel {
   readonly name = 'discord' as const;
   readonly #options: DiscordOptions;
   readonly #apiBase: string;
@@ -112,6 +113,23 @@ export class DiscordChannel extends ChannelEvents implements ApprovalChannel {
     } catch (error) {
       this.#outstanding.discard(entry.shortId);
       throw error;
+    }
+  }
+
+  /** Posts an escalation notice as a plain message (no components, no mentions). @throws ChannelDown */
+  async alert(notice: EscalationNotice): Promise<void> {
+    const reply = await postJson({
+      channel: this.name,
+      url: `${this.#apiBase}/channels/${encodeURIComponent(this.#options.channelId)}/messages`,
+      headers: { authorization: `Bot ${this.#options.token}` },
+      body: JSON.stringify({ content: escapeMarkdown(describeEscalation(notice)), allowed_mentions: { parse: [] } }),
+      timeoutMs: this.#options.requestTimeoutMs ?? 10_000,
+      fetch: this.#fetch,
+    });
+    const message = asObject(reply.body);
+    if (reply.status !== 200 || typeof message?.id !== 'string') {
+      const detail = typeof message?.message === 'string' ? message.message.slice(0, 200) : 'no message returned';
+      throw new ChannelDown(this.name, `create message: HTTP ${reply.status}: ${detail}`);
     }
   }
 

@@ -7,7 +7,12 @@ export type {
   ChannelRefusal,
   AnswerListener,
   RefusalListener,
+  AlertChannel,
+  EscalationLevel,
+  EscalationNotice,
 } from './types.js';
+export { EscalationRouter, describeEscalation } from './escalation.js';
+export type { AlertDelivery, EscalationRouting } from './escalation.js';
 export { ChannelDown } from './errors.js';
 export { pendingApprovalFrom, describePendingApproval } from './pending-approval.js';
 export { TelegramChannel } from './telegram.js';

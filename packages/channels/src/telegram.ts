@@ -4,7 +4,8 @@ import { ChannelDown } from './errors.js';
 import { OutstandingRequests, SHORT_ID_PATTERN } from './outstanding.js';
 import { describePendingApproval } from './pending-approval.js';
 import { asObject, postJson } from './platform-http.js';
-import type { ApprovalChannel, PendingApproval } from './types.js';
+import { describeEscalation } from './escalation.js';
+import type { AlertChannel, ApprovalChannel, EscalationNotice, PendingApproval } from './types.js';
 
 /** Options of {@link TelegramChannel}. */
 export interface TelegramOptions {
@@ -47,7 +48,7 @@ const CALLBACK_DATA = /^([ad]):([A-Za-z0-9_-]{16})$/;
  * Callback queries are untrusted: only users in the allowed list count, data
  * must be one this process issued for that very message, and an id counts once.
  */
-export class TelegramChannel extends ChannelEvents implements ApprovalChannel {
+export class TelegramChannel extends ChannelEvents implements ApprovalChannel, AlertChannel {
   readonly name = 'telegram' as const;
   readonly #apiBase: string;
   readonly #options: TelegramOptions;
@@ -93,6 +94,12 @@ export class TelegramChannel extends ChannelEvents implements ApprovalChannel {
       this.#outstanding.discard(entry.shortId);
       throw error;
     }
+  }
+
+  /** Sends an escalation notice as a plain message (no buttons: nothing to answer). @throws ChannelDown */
+  async alert(notice: EscalationNotice): Promise<void> {
+    const result = asObject(await this.#call('sendMessage', { chat_id: this.#options.chatId, text: describeEscalation(notice) }));
+    if (typeof result?.message_id !== 'number') throw new ChannelDown(this.name, 'sendMessage returned no message');
   }
 
   /** Starts receiving button presses (getUpdates long polling). Idempotent. */

@@ -70,3 +70,32 @@ export interface ApprovalChannel {
   /** Subscribes to refused inputs; returns the unsubscribe function. */
   onRefusal(listener: RefusalListener): () => void;
 }
+
+/** How loud an escalation is (the `level` of `escalation.raised`). */
+export type EscalationLevel = 'notify' | 'admin' | 'emergency';
+
+/** An escalation raised on the log, as channels tell people about it (no buttons: nothing to answer). */
+export interface EscalationNotice {
+  /** The agent whose proposal was escalated. */
+  readonly agentId: string;
+  /** Hash of the `proposal.submitted` statement. */
+  readonly proposal: string;
+  /** Hash of the `escalation.raised` statement. */
+  readonly escalation: string;
+  readonly level: EscalationLevel;
+  /** Why, as the escalation says. */
+  readonly reason: string;
+  /** The operation, when the proposal is known; null otherwise. */
+  readonly operation: ExactOperation | null;
+}
+
+/**
+ * A way to tell people about an escalation. `alert` delivers the notice or
+ * throws {@link ChannelDown}; nobody answers an alert.
+ */
+export interface AlertChannel {
+  /** A routed channel (the web page is not one). */
+  readonly name: Exclude<ChannelName, 'web'>;
+  /** Delivers the notice. @throws ChannelDown when the channel cannot deliver it. */
+  alert(notice: EscalationNotice): Promise<void>;
+}

@@ -6,7 +6,8 @@ import { ChannelDown } from './errors.js';
 import { OutstandingRequests, SHORT_ID_PATTERN } from './outstanding.js';
 import { describePendingApproval } from './pending-approval.js';
 import { asObject, postJson } from './platform-http.js';
-import type { ApprovalChannel, ChannelAnswer, PendingApproval } from './types.js';
+import { describeEscalation } from './escalation.js';
+import type { AlertChannel, ApprovalChannel, ChannelAnswer, EscalationNotice, PendingApproval } from './types.js';
 
 /** Header carrying `sha256=<hex HMAC-SHA256 of the raw body>`, both ways. */
 export const WEBHOOK_SIGNATURE_HEADER = 'x-ledger-signature';
@@ -42,7 +43,7 @@ export function webhookSignature(secret: string | Uint8Array, body: string | Uin
  * whatever HTTP route the service exposes, which hands body and header to
  * {@link WebhookChannel.handleCallback}.
  */
-export class WebhookChannel extends ChannelEvents implements ApprovalChannel {
+export class WebhookChannel extends ChannelEvents implements ApprovalChannel, AlertChannel {
   readonly name = 'webhook' as const;
   readonly #options: WebhookOptions;
   readonly #secret: Uint8Array;
@@ -82,6 +83,24 @@ export class WebhookChannel extends ChannelEvents implements ApprovalChannel {
       this.#outstanding.discard(entry.shortId);
       throw error;
     }
+  }
+
+  /**
+   * POSTs an escalation notice (`kind: agent-ledger.escalation`), signed like
+   * a pending approval; nothing is answered. @throws ChannelDown unless the receiver answers 2xx.
+   */
+  async alert(notice: EscalationNotice): Promise<void> {
+    const body = JSON.stringify({ kind: 'agent-ledger.escalation', text: describeEscalation(notice), escalation: notice });
+    const reply = await postJson({
+      channel: this.name,
+      url: this.#options.url,
+      headers: { [WEBHOOK_SIGNATURE_HEADER]: webhookSignature(this.#secret, body) },
+      body,
+      timeoutMs: this.#options.requestTimeoutMs ?? 10_000,
+      fetch: this.#fetch,
+      ignoreBody: true,
+    });
+    if (reply.status < 200 || reply.status > 299) throw new ChannelDown(this.name, `receiver answered HTTP ${reply.status}`);
   }
 
   /**

@@ -1,4 +1,5 @@
-import { LedgerError, ReasonCode, formatRefusal } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode, formatRefusal } from '@agent-ledger/refusals';
+import { apiError, readJson, transportError } from './errors.js';
 import {
   EntrySchema,
   canonicalJson,
@@ -30,6 +31,8 @@ export interface ClientOptions {
   readonly ed25519?: Ed25519Backend;
   /** fetch implementation (global fetch by default). */
   readonly fetch?: typeof fetch;
+  /** Longest wait for one answer of the API beyond a long-poll's own wait, in ms (default 30 s): then CLIENT_TIMEOUT. */
+  readonly requestTimeoutMs?: number;
 }
 
 /** A decision the client verified: signed by a pinned decider, bound to the caller's own proposal. */
@@ -46,18 +49,45 @@ export interface Submitted {
   readonly id: string;
   readonly statementHash: string;
   readonly partition: number;
+  /** Where the statement stands, when the server says (e.g. `accepted`). */
+  readonly status?: string;
 }
 
-async function readError(response: Response): Promise<LedgerError> {
-  let body: unknown = null;
+async function requestJson(fetchImpl: typeof fetch, url: string, what: string, init: RequestInit, timeoutMs: number): Promise<{ status: number; body: unknown }> {
+  let response: Response;
   try {
-    body = await response.json();
-  } catch {
-    body = null;
+    response = await fetchImpl(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    throw transportError(err, what);
   }
-  const error = (body as { error?: { code?: string; message?: string; retryable?: boolean } } | null)?.error;
-  const code = (error?.code ?? (response.status >= 500 ? ReasonCode.INTEGRITY_FAILURE : ReasonCode.SCHEMA_INVALID)) as ReasonCode;
-  return new LedgerError(code, error?.message ?? `HTTP ${response.status}`, { retryable: error?.retryable ?? response.status >= 500 });
+  return { status: response.status, body: await readJson(response, what) };
+}
+
+/**
+ * Submits an envelope signed elsewhere (by one key or several: a partly
+ * signed statement collected from several admins) to `POST /v1/statements`.
+ * @throws LedgerError with the refusal's code; OperationalError when the API cannot be reached or fails.
+ */
+export async function submitEnvelope(
+  baseUrl: string,
+  envelope: Envelope,
+  options: { readonly fetch?: typeof fetch; readonly requestTimeoutMs?: number } = {},
+): Promise<Submitted> {
+  const what = `POST /v1/statements (${envelope.statement.type})`;
+  const { status, body } = await requestJson(options.fetch ?? fetch, `${baseUrl}/v1/statements`, what, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(envelope),
+  }, options.requestTimeoutMs ?? 30_000);
+  if (status !== 202) throw apiError(status, body, what);
+  const answer = body as Partial<Submitted> | null;
+  if (typeof answer?.statementHash !== 'string' || typeof answer.id !== 'string' || typeof answer.partition !== 'number') {
+    throw new OperationalError(OperationalCode.INTERNAL, `${what}: HTTP 202 without a statement hash`, { retryable: true });
+  }
+  if (answer.statementHash !== statementHash(envelope.statement)) {
+    throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the API acknowledged a different statement hash');
+  }
+  return { id: answer.id, statementHash: answer.statementHash, partition: answer.partition, ...(typeof answer.status === 'string' ? { status: answer.status } : {}) };
 }
 
 /**
@@ -65,8 +95,10 @@ async function readError(response: Response): Promise<LedgerError> {
  * decision; before returning one, the client verifies its signature against
  * the pinned decider keys, that its entry hash matches its content, and that
  * it is bound to the agent's own proposal hash. Approvers and admins sign and
- * submit their statements with {@link LedgerClient.submit}. Errors are
- * LedgerErrors with ReasonCodes.
+ * submit their statements with {@link LedgerClient.submit}. A refusal is a
+ * LedgerError with its ReasonCode; an unreachable API or a 5xx is an
+ * OperationalError (UNAVAILABLE, INTERNAL), and a wait that runs out is
+ * CLIENT_TIMEOUT: an outage never reads as a refusal or as tampering.
  */
 export class LedgerClient {
   readonly #options: ClientOptions;
@@ -85,25 +117,24 @@ export class LedgerClient {
     return signStatement(createStatement(type, body, signer), [signer], this.#ed25519);
   }
 
-  /** Submits a signed envelope for sequencing. */
-  async submit(envelope: Envelope): Promise<Submitted> {
-    const response = await this.#fetch(`${this.#options.baseUrl}/v1/statements`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(envelope),
-    });
-    if (response.status !== 202) throw await readError(response);
-    return (await response.json()) as Submitted;
+  /** One request to the API; the answer's status and JSON body, or a typed transport error. */
+  #request(path: string, what: string, init: RequestInit = {}, waitMs = 0): Promise<{ status: number; body: unknown }> {
+    return requestJson(this.#fetch, `${this.#options.baseUrl}${path}`, what, init, waitMs + (this.#options.requestTimeoutMs ?? 30_000));
+  }
+
+  /**
+   * Submits a signed envelope for sequencing. The API's 202 names the
+   * statement hash (and, from newer servers, a `status`).
+   * @throws LedgerError with the refusal's code; OperationalError when the API cannot be reached or fails.
+   */
+  submit(envelope: Envelope): Promise<Submitted> {
+    return submitEnvelope(this.#options.baseUrl, envelope, { fetch: this.#fetch, requestTimeoutMs: this.#options.requestTimeoutMs ?? 30_000 });
   }
 
   /** Signs and submits a proposal; returns its hash (what the decision must name). */
   async propose(proposal: Omit<BodyOf<'proposal.submitted'>, 'agentId'>): Promise<Submitted> {
     const envelope = this.sign('proposal.submitted', { ...proposal, agentId: this.#options.signer.principal });
-    const submitted = await this.submit(envelope);
-    if (submitted.statementHash !== statementHash(envelope.statement)) {
-      throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the API acknowledged a different statement hash');
-    }
-    return submitted;
+    return this.submit(envelope);
   }
 
   /**
@@ -115,13 +146,16 @@ export class LedgerClient {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new LedgerError(ReasonCode.TIMEOUT, `no decision on ${proposalHash.slice(0, 16)} within ${timeoutMs} ms`, { retryable: true });
-      const response = await this.#fetch(`${this.#options.baseUrl}/v1/decisions/${proposalHash}?waitMs=${Math.min(remaining, 25_000)}`);
-      if (response.status === 202) continue;
-      if (response.status !== 200) throw await readError(response);
-      const body = (await response.json()) as { entry?: unknown; refusal?: string | null };
-      if (body.entry === undefined) continue;
-      return this.verifyDecision(body.entry, proposalHash, body.refusal ?? null);
+      // The caller's own wait ran out: nothing was decided by that (not the TIMEOUT refusal, which a timer signs).
+      if (remaining <= 0) throw new OperationalError(OperationalCode.CLIENT_TIMEOUT, `no decision on ${proposalHash.slice(0, 16)} within ${timeoutMs} ms`);
+      const waitMs = Math.min(remaining, 25_000);
+      const what = `GET /v1/decisions/${proposalHash.slice(0, 16)}`;
+      const { status, body } = await this.#request(`/v1/decisions/${proposalHash}?waitMs=${waitMs}`, what, {}, waitMs);
+      if (status === 202) continue;
+      if (status !== 200) throw apiError(status, body, what);
+      const answer = (body ?? {}) as { entry?: unknown; refusal?: unknown };
+      if (answer.entry === undefined) continue;
+      return this.verifyDecision(answer.entry, proposalHash, typeof answer.refusal === 'string' ? answer.refusal : null);
     }
   }
 

@@ -1,6 +1,6 @@
 import { ReasonCode, formatRefusal } from '@agent-ledger/refusals';
 import { classifyInto, type Classification } from './classify.js';
-import { lookUpGrants, type GateState, type GrantFindings, type GrantRecord, type TargetNode } from './grants.js';
+import { lookUpGrants, riskThresholdOf, type GateState, type GrantFindings, type GrantRecord, type TargetNode } from './grants.js';
 import type { GateOptions } from './options.js';
 import { PATTERN_RULES } from './pattern-rules.js';
 import { COMMAND_RULES } from './command-rules.js';
@@ -28,7 +28,7 @@ const MAX_RECORDED = 160;
 /** Labels recorded one by one; more are counted. */
 const MAX_LABELS = 16;
 
-const findings: GrantFindings = { block: null, allow: null, expired: null, nearMiss: false };
+const findings: GrantFindings = { block: null, allow: null, expired: null, nearMiss: false, argumentMismatch: null };
 
 /** Untrusted text made safe to record: one line, no controls, no lone surrogates, bounded. */
 function recordable(value: unknown): string {
@@ -53,7 +53,15 @@ function operation(command: DecideCommand): string {
   return `${recordable(p.actionType)} on ${recordable(p.targetResource)} for ${recordable(p.recipient)} (scope ${recordable(p.scope)})`;
 }
 
+/**
+ * The risk threshold of branch 7. Rules 2: what the authority says about the
+ * agent (its registration, else the genesis default; SPEC.md section 7.3),
+ * never the proposal: the agent signs `channel` itself, so the same call
+ * gets the same outcome whatever channel it claims. Rules 1 (kept to replay
+ * old decisions): the threshold of the proposal's channel.
+ */
 function threshold(command: DecideCommand, state: GateState, options: GateOptions | undefined): number {
+  if ((options?.rulesVersion ?? LATEST_RULES_VERSION) >= 2) return riskThresholdOf(state, command.proposal.agentId);
   const channel = command.channel;
   const override = options?.channelThresholds;
   if (override !== undefined && Object.hasOwn(override, channel)) {
@@ -110,9 +118,11 @@ function recordFreeText(reasons: string[], command: DecideCommand): void {
  *  4. a crisis decision action                         -> verify_first (always a human)
  *  5. tier 4 (critical)                                -> verify_first (a live human; grants do not apply)
  *  6. an exact, active, in-window ALLOW grant whose tier covers the call -> allow (grantId, grantEntry)
- *  7. tier <= 1 and risk below the channel threshold   -> allow
+ *  7. tier <= 1 and risk below the threshold           -> allow
+ *     (rules 2: the agent's threshold from the authority; rules 1: the channel's)
  *  8. otherwise                                        -> verify_first, with
  *       GRANT_MISMATCH when an exact in-window allow grant covers a lower tier than the call's,
+ *       GRANT_MISMATCH when an exact in-window allow grant's argument constraints do not hold,
  *       GRANT_EXPIRED  when an exact active allow grant exists outside its window,
  *       GRANT_MISMATCH when an active allow grant has the same agent, action and target
  *                      but another recipient or scope,
@@ -125,7 +135,7 @@ function recordFreeText(reasons: string[], command: DecideCommand): void {
  * the outcome, tier, risk or code.
  *
  * `options.channelThresholds`, when given, override the state's thresholds
- * for this call. Pure and deterministic; never throws (a failure inside
+ * for this call under rules 1; rules 2 ignore the channel. Pure and deterministic; never throws (a failure inside
  * yields verify_first at tier 4 with reason `gate.internal_error`).
  */
 export function decide(command: DecideCommand, state: GateState, options?: GateOptions): GateDecision {
@@ -186,6 +196,9 @@ function decideUnchecked(command: DecideCommand, state: GateState, options: Gate
   if (allow !== null) {
     needsHuman = NEEDS_HUMAN.tierExceeded;
     reasons.push(`grant.tier_exceeded:${recordable(allow.grantId)}`);
+  } else if (grants.argumentMismatch !== null) {
+    needsHuman = NEEDS_HUMAN.arguments;
+    reasons.push(`grant.arguments_mismatch:${recordable(grants.argumentMismatch.grantId)}`);
   } else if (grants.expired !== null) {
     needsHuman = NEEDS_HUMAN.expired;
     reasons.push(`grant.expired:${recordable(grants.expired.grantId)}`);
@@ -196,7 +209,7 @@ function decideUnchecked(command: DecideCommand, state: GateState, options: Gate
     needsHuman = NEEDS_HUMAN.missing;
     reasons.push('grant.missing');
   }
-  reasons.push(thresholdReason(command, state, limit), PRECEDENCE[7]);
+  reasons.push((options?.rulesVersion ?? LATEST_RULES_VERSION) >= 2 ? `threshold.agent:${String(limit)}` : thresholdReason(command, state, limit), PRECEDENCE[7]);
   recordFreeText(reasons, command);
   return decision('verify_first', classification, needsHuman.code, needsHuman.refusal, null, reasons);
 }
@@ -220,6 +233,7 @@ function factsOf(node: TargetNode): number {
  */
 const NEEDS_HUMAN = {
   tierExceeded: needsHumanText(ReasonCode.GRANT_MISMATCH, 'the exact grant for this call covers a lower risk tier than the call'),
+  arguments: needsHumanText(ReasonCode.GRANT_MISMATCH, 'the exact grant for this call constrains its arguments, and these are outside them'),
   expired: needsHumanText(ReasonCode.GRANT_EXPIRED, 'the exact grant for this call is outside its validity window'),
   mismatch: needsHumanText(ReasonCode.GRANT_MISMATCH, 'grants for this agent, action and target name another recipient or scope'),
   missing: needsHumanText(ReasonCode.GRANT_MISSING, 'no grant covers this call'),

@@ -1,4 +1,4 @@
-import { coveringPatterns, covers, GrantRegistry, isPattern, type GrantEffect, type Statement } from '@agent-ledger/core';
+import { coveringPatterns, covers, DEFAULT_RISK_THRESHOLD, GrantRegistry, isPattern, satisfiesAll, type ArgumentConstraint, type GrantEffect, type Statement } from '@agent-ledger/core';
 import { DEFAULT_CONFIG, DEFAULT_GRANT_TIER, resolveConfig, type GateConfig, type GateOptions } from './options.js';
 import type { AuthorityEvent } from './types.js';
 
@@ -18,6 +18,8 @@ export interface GrantRecord {
   /** Highest risk tier an allow grant authorises (`grant.proposed.tier`). */
   readonly tier: number;
   readonly parentGrantId: string | null;
+  /** Argument constraints a call must meet (signed in the grant), or null for none. */
+  readonly constraints: readonly ArgumentConstraint[] | null;
   /** Statement hash of the `grant.proposed` statement: what co-signatures and re-authorisations must name. */
   readonly proposalHash: string;
   /** Author principal of the proposal. */
@@ -82,6 +84,14 @@ export interface GateState {
   readonly registry: GrantRegistry;
   /** Grants whose resource, recipient or scope is a subtree pattern (`a/b/*`): lookups consider covering patterns only when there are any. */
   patternGrants: number;
+  /**
+   * Risk threshold of each agent named by its most recent key registration
+   * naming one (authority rules 2, SPEC.md section 7.3): what gate rules 2
+   * compare a call's risk with, never the proposal's channel.
+   */
+  readonly riskThresholds: Map<string, number>;
+  /** Threshold of an agent whose registrations name none: genesis `riskThreshold`, else DEFAULT_RISK_THRESHOLD. */
+  defaultRiskThreshold: number;
 }
 
 /** The empty state. `options` set channel thresholds and known hosts (see {@link GateOptions}). */
@@ -95,7 +105,14 @@ export function initialState(options?: GateOptions): GateState {
     ignored: 0,
     registry: new GrantRegistry(),
     patternGrants: 0,
+    riskThresholds: new Map(),
+    defaultRiskThreshold: DEFAULT_RISK_THRESHOLD,
   };
+}
+
+/** The risk threshold of an agent: its registration's, else the genesis default (SPEC.md section 7.3). */
+export function riskThresholdOf(state: GateState, agentId: string): number {
+  return state.riskThresholds.get(agentId) ?? state.defaultRiskThreshold;
 }
 
 function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
@@ -144,6 +161,8 @@ function record(value: unknown): Record<string, unknown> {
 
 function registerAdmin(state: GateState, key: Record<string, unknown>): void {
   const roles = key.roles;
+  const threshold = key.riskThreshold;
+  if (typeof threshold === 'number' && Number.isFinite(threshold)) state.riskThresholds.set(str(key.principal), threshold);
   const keyId = str(key.keyId);
   if (keyId !== '' && Array.isArray(roles) && roles.includes('admin') && !state.adminKeys.has(keyId)) {
     state.adminKeys.set(keyId, str(key.principal));
@@ -163,8 +182,9 @@ function byAdmin(state: GateState, statement: Statement): boolean {
  * callers that need the state before the event must not share it.
  *
  * - `genesis`, `key.registered`, `key.revoked`, `root.rotated` maintain the admin keys (the
- *   role a grant statement's author key must hold at its position); genesis
- *   sets the grant policy.
+ *   role a grant statement's author key must hold at its position) and the
+ *   agents' risk thresholds; genesis sets the grant policy and the default
+ *   risk threshold.
  * - Grant statements by an admin key go through the grant rules of
  *   ledger-core ({@link GrantRegistry}, SPEC.md section 7.2), the same fold the
  *   sequencer and verify-chain run: a `grant.proposed` adds an inactive grant;
@@ -189,6 +209,8 @@ export function evolve(state: GateState, event: AuthorityEvent): GateState {
       if (Array.isArray(body.keys)) for (const key of body.keys) registerAdmin(state, record(key));
       const policy = body.grantPolicy as GrantRegistry['policy'] | undefined;
       if (policy !== undefined) state.registry.policy = policy;
+      if (body.authorityRulesVersion === 2) state.registry.authorityRulesVersion = 2;
+      if (typeof body.riskThreshold === 'number' && Number.isFinite(body.riskThreshold)) state.defaultRiskThreshold = body.riskThreshold;
       return state;
     }
     case 'key.registered':
@@ -240,6 +262,7 @@ function follow(state: GateState, effect: GrantEffect): void {
         effect: b.effect,
         tier: b.tier,
         parentGrantId: b.parentGrantId,
+        constraints: b.constraints ?? null,
         proposalHash: entry.proposal.hash,
         proposedBy: entry.proposal.by,
         entry: entry.proposal.index,
@@ -325,6 +348,7 @@ export function grantFromScenario(state: GateState, grant: ScenarioGrant, entry:
     effect: grant.effect,
     tier: grant.tier ?? DEFAULT_GRANT_TIER,
     parentGrantId: null,
+    constraints: null,
     proposalHash: '',
     proposedBy: 'scenario:proposer',
     entry,
@@ -347,6 +371,8 @@ export interface GrantFindings {
   expired: GrantRecord | null;
   /** An active allow grant for the same agent, action and target, with another recipient or scope. */
   nearMiss: boolean;
+  /** First exact, active, in-window allow grant whose argument constraints the call does not meet. */
+  argumentMismatch: GrantRecord | null;
 }
 
 /**
@@ -360,7 +386,7 @@ export interface GrantFindings {
  */
 export function findGrants(
   state: GateState,
-  operation: { readonly agentId: unknown; readonly actionType: unknown; readonly targetResource: unknown; readonly recipient: unknown; readonly scope: unknown },
+  operation: { readonly agentId: unknown; readonly actionType: unknown; readonly targetResource: unknown; readonly recipient: unknown; readonly scope: unknown; readonly args?: unknown },
   now: number,
   findings: GrantFindings,
 ): GrantFindings {
@@ -371,7 +397,7 @@ export function findGrants(
 /** {@link findGrants}, returning the node of the operation's exact (agentId, actionType, targetResource), if any. */
 export function lookUpGrants(
   state: GateState,
-  operation: { readonly agentId: unknown; readonly actionType: unknown; readonly targetResource: unknown; readonly recipient: unknown; readonly scope: unknown },
+  operation: { readonly agentId: unknown; readonly actionType: unknown; readonly targetResource: unknown; readonly recipient: unknown; readonly scope: unknown; readonly args?: unknown },
   now: number,
   findings: GrantFindings,
 ): TargetNode | undefined {
@@ -379,6 +405,7 @@ export function lookUpGrants(
   findings.allow = null;
   findings.expired = null;
   findings.nearMiss = false;
+  findings.argumentMismatch = null;
   const byResource = state.byTarget.get(operation.agentId as string)?.get(operation.actionType as string);
   if (byResource === undefined) return undefined;
   const resource = operation.targetResource as string;
@@ -404,35 +431,36 @@ export function lookUpGrants(
 /** Scans one resource node for grants whose recipient and scope match; returns how many active allow grants matched. */
 function scanNode(
   node: TargetNode,
-  operation: { readonly recipient: unknown; readonly scope: unknown },
+  operation: { readonly recipient: unknown; readonly scope: unknown; readonly args?: unknown },
   now: number,
   findings: GrantFindings,
   patterns: boolean,
 ): number {
   const recipient = operation.recipient as string;
   const scope = operation.scope as string;
+  const args = operation.args;
   let matched = 0;
   if (!patterns) {
     const only = node.only;
     // The map's key equality (SameValueZero) on the one grant's recipient.
-    if (only !== null) return only.recipient === recipient || (only.recipient !== only.recipient && recipient !== recipient) ? scanGrant(only, scope, now, findings, false) : 0;
+    if (only !== null) return only.recipient === recipient || (only.recipient !== only.recipient && recipient !== recipient) ? scanGrant(only, scope, args, now, findings, false) : 0;
     const list = node.byRecipient.get(recipient);
-    return list === undefined ? 0 : scanList(list, scope, now, findings, false);
+    return list === undefined ? 0 : scanList(list, scope, args, now, findings, false);
   }
   for (const [grantRecipient, list] of node.byRecipient) {
-    if (typeof recipient === 'string' && covers(grantRecipient, recipient)) matched += scanList(list, scope, now, findings, true);
+    if (typeof recipient === 'string' && covers(grantRecipient, recipient)) matched += scanList(list, scope, args, now, findings, true);
   }
   return matched;
 }
 
-function scanList(list: readonly GrantRecord[], scope: string, now: number, findings: GrantFindings, patterns: boolean): number {
+function scanList(list: readonly GrantRecord[], scope: string, args: unknown, now: number, findings: GrantFindings, patterns: boolean): number {
   let matched = 0;
-  for (const grant of list) matched += scanGrant(grant, scope, now, findings, patterns);
+  for (const grant of list) matched += scanGrant(grant, scope, args, now, findings, patterns);
   return matched;
 }
 
 /** Records a grant whose recipient matches in `findings`; 1 when it is an active allow grant whose scope matches too, else 0. */
-function scanGrant(grant: GrantRecord, scope: string, now: number, findings: GrantFindings, patterns: boolean): number {
+function scanGrant(grant: GrantRecord, scope: string, args: unknown, now: number, findings: GrantFindings, patterns: boolean): number {
   if (!isActive(grant)) return 0;
   if (grant.scope !== scope && !(patterns && typeof scope === 'string' && covers(grant.scope, scope))) return 0;
   const inWindow = grant.notBefore <= now && now < grant.expiresAt;
@@ -441,7 +469,9 @@ function scanGrant(grant: GrantRecord, scope: string, now: number, findings: Gra
     if ((inWindow || !Number.isFinite(now)) && findings.block === null) findings.block = grant;
     return 0;
   }
-  if (inWindow) findings.allow ??= grant;
-  else findings.expired ??= grant;
+  if (!inWindow) findings.expired ??= grant;
+  // A grant for a $19.99 refund does not allow a $19,990 one: its argument constraints must hold too.
+  else if (grant.constraints !== null && !satisfiesAll(grant.constraints, args)) findings.argumentMismatch ??= grant;
+  else findings.allow ??= grant;
   return 1;
 }

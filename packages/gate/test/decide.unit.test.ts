@@ -169,7 +169,9 @@ describe('precedence, branch by branch', () => {
   });
 });
 
-describe('channel thresholds', () => {
+// Rules 1 only: rules 2 take the threshold from the authority, never the channel (test/src/grant-rules-authority.unit.test.ts).
+describe('channel thresholds (rules 1)', () => {
+  const V1 = { rulesVersion: 1 } as const;
   // production (1) + crisis context (1): tier 1, risk 2.
   const risky = (): DecideCommand => command(shell('ls'), { context: { environment: 'production', crisis: true } });
 
@@ -177,7 +179,7 @@ describe('channel thresholds', () => {
     assert.deepEqual({ ...DEFAULT_CHANNEL_THRESHOLDS }, { telegram: 2, discord: 2.5, cli: 3, api: 1.5, web: 2 });
     const expected: Record<Channel, string> = { api: 'verify_first', telegram: 'verify_first', web: 'verify_first', discord: 'allow', cli: 'allow' };
     for (const channel of CHANNELS) {
-      const d = decide({ ...risky(), channel }, initialState());
+      const d = decide({ ...risky(), channel }, initialState(), V1);
       assert.equal(d.risk, 2);
       assert.equal(d.outcome, expected[channel], channel);
       if (d.outcome === 'verify_first') assert.ok(d.reasons.includes(`threshold.${channel}:${DEFAULT_CHANNEL_THRESHOLDS[channel]}`));
@@ -185,19 +187,19 @@ describe('channel thresholds', () => {
   });
 
   test('configurable in the state (initialState options) and per call (decide options)', () => {
-    assert.equal(decide(risky(), initialState({ channelThresholds: { api: 2.5 } })).outcome, 'allow');
-    assert.equal(decide({ ...risky(), channel: 'cli' }, initialState({ channelThresholds: { cli: 1 } })).outcome, 'verify_first');
-    assert.equal(decide(risky(), initialState(), { channelThresholds: { api: 10 } }).outcome, 'allow');
+    assert.equal(decide(risky(), initialState({ channelThresholds: { api: 2.5 } }), V1).outcome, 'allow');
+    assert.equal(decide({ ...risky(), channel: 'cli' }, initialState({ channelThresholds: { cli: 1 } }), V1).outcome, 'verify_first');
+    assert.equal(decide(risky(), initialState(), { channelThresholds: { api: 10 }, ...V1 }).outcome, 'allow');
     assert.throws(() => initialState({ channelThresholds: { api: -1 } }), RangeError);
   });
 
   test('an unknown channel gets the strictest threshold', () => {
-    const d = decide({ ...command(shell('ls'), { context: { environment: 'production' } }), channel: 'pager' as Channel }, initialState({ channelThresholds: { api: 0.5 } }));
+    const d = decide({ ...command(shell('ls'), { context: { environment: 'production' } }), channel: 'pager' as Channel }, initialState({ channelThresholds: { api: 0.5 } }), V1);
     assert.equal(d.outcome, 'verify_first');
   });
 
   test('tier 2 and above always needs a human, whatever the threshold', () => {
-    const d = decide(command(shell('python -c "print(1)"'), { channel: 'cli' }), initialState({ channelThresholds: { cli: 100 } }));
+    const d = decide(command(shell('python -c "print(1)"'), { channel: 'cli' }), initialState({ channelThresholds: { cli: 100 } }), V1);
     assert.deepEqual([d.outcome, d.tier], ['verify_first', 2]);
   });
 });

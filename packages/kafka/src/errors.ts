@@ -1,12 +1,19 @@
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 
 /**
  * The code of a log the ledger could not reach or write (broker down, request
- * timed out, coordinator moving). The ReasonCode registry has no
- * infrastructure code; NO_CHANNEL ("could not reach") is the nearest, and the
- * ledger fails closed on it. Always paired with `retryable`.
+ * timed out, coordinator moving): an outage, never a refusal. The ledger
+ * fails closed on it. Always paired with `retryable`.
  */
-export const UNREACHABLE_CODE = ReasonCode.NO_CHANNEL;
+export const UNREACHABLE_CODE = OperationalCode.UNAVAILABLE;
+
+/** What a LogBus call throws: a LedgerError for what the log's shape says (fencing, missing history), an OperationalError for outages and mistakes. */
+export type BusError = LedgerError | OperationalError;
+
+/** The log could not be reached (retryable unless said otherwise). */
+export function unavailable(message: string, options: { cause?: unknown; retryable?: boolean } = {}): OperationalError {
+  return new OperationalError(OperationalCode.UNAVAILABLE, message, options);
+}
 
 /**
  * A newer writer with the same transactional id has initialised: this one is
@@ -28,9 +35,9 @@ export class WriterFencedError extends LedgerError<typeof ReasonCode.INTEGRITY_F
   }
 }
 
-/** A caller's mistake in the arguments (bad offset, empty group id): SCHEMA_INVALID, never retryable. */
-export function invalidArgument(message: string): LedgerError {
-  return new LedgerError(ReasonCode.SCHEMA_INVALID, message);
+/** A caller's mistake in the arguments (bad offset, empty group id): BAD_ARGUMENT, never retryable. */
+export function invalidArgument(message: string): OperationalError {
+  return new OperationalError(OperationalCode.BAD_ARGUMENT, message);
 }
 
 /** The log is not shaped as the ledger relies on (missing partition, wrong count, truncated history). */

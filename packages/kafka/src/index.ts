@@ -10,6 +10,7 @@ export type {
   TransactionalWriter,
 } from './log-bus.js';
 export { WriterFencedError, UNREACHABLE_CODE } from './errors.js';
+export type { BusError } from './errors.js';
 export { ChunkedCommitter, TRANSACTION_BYTES } from './chunked-commit.js';
 export { DEFAULT_BROKERS, brokersFromEnv } from './brokers.js';
 export { createKafkaBus } from './kafkajs/bus.js';

@@ -1,4 +1,4 @@
-import type { LedgerError } from '@agent-ledger/refusals';
+import type { BusError } from './errors.js';
 
 /**
  * A topic the ledger relies on. `partitions` is part of the ledger's format
@@ -81,7 +81,7 @@ export interface TransactionalWriter {
    * are serialised: a call waits for the previous one.
    *
    * Throws `WriterFencedError` when a newer writer with the same id exists
-   * (never retry; this writer stays fenced). Throws a `LedgerError` with
+   * (never retry; this writer stays fenced). Throws an `OperationalError` UNAVAILABLE with
    * `retryable: true` for a failure that may pass (broker, network,
    * coordinator), and `retryable: false` for records Kafka will never accept
    * (too large, unknown topic or partition).
@@ -118,12 +118,12 @@ export interface SubscribeOptions {
   onBatch(batch: InBatch): Promise<void>;
   /**
    * Told about every failure. `stopped` is false while the subscription goes
-   * on: a handler's error (passed as thrown, wrapped in a LedgerError if it
-   * was not one; the batch is redelivered regardless) or a consumer failure it
+   * on: a handler's error (passed as thrown, wrapped in an OperationalError INTERNAL
+   * if it was not typed; the batch is redelivered regardless) or a consumer failure it
    * restarts after. `stopped` is true once, when the consumer gave up for
    * good. Must not throw.
    */
-  onError?(error: LedgerError, stopped: boolean): void;
+  onError?(error: BusError, stopped: boolean): void;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { LedgerTopic } from './topic-names.js';
 
 /** Topic settings by Kafka name (`retention.ms`), values as Kafka takes them: strings. */
@@ -31,8 +31,8 @@ const SETTING_NAME = /^[a-z][a-z0-9]*(\.[a-z0-9]+)*$/;
  */
 const DEFAULT_PATH = new URL('../../../../deploy/topics.json', import.meta.url);
 
-function invalid(source: string, message: string, cause?: unknown): LedgerError {
-  return new LedgerError(ReasonCode.SCHEMA_INVALID, `${source}: ${message}`, cause === undefined ? {} : { cause });
+function invalid(source: string, message: string, cause?: unknown): OperationalError {
+  return new OperationalError(OperationalCode.BAD_CONFIGURATION, `${source}: ${message}`, cause === undefined ? {} : { cause });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -68,7 +68,7 @@ function settings(value: unknown, where: string, source: string): TopicSettings 
 /**
  * Parses and checks a topic configuration document strictly: exactly the
  * documented keys, integers in range, every setting a string. Throws
- * SCHEMA_INVALID naming `source` and the first problem. JSON.parse keeps the
+ * BAD_CONFIGURATION naming `source` and the first problem. JSON.parse keeps the
  * last of duplicate keys; the file is our own, so that is accepted here.
  */
 export function parseTopicConfig(text: string, source = 'topic config'): TopicConfig {
@@ -100,7 +100,7 @@ export function parseTopicConfig(text: string, source = 'topic config'): TopicCo
 
 /**
  * Reads and parses a topic configuration file, by default this checkout's
- * `deploy/topics.json`. Throws SCHEMA_INVALID when the file cannot be read or
+ * `deploy/topics.json`. Throws BAD_CONFIGURATION when the file cannot be read or
  * does not parse.
  */
 export async function loadTopicConfig(path: string | URL = DEFAULT_PATH): Promise<TopicConfig> {

@@ -25,8 +25,9 @@ test('items are taken in order, a put resolves only once taken, and END follows 
 test('a waiting take wakes for a put, a failure and a finish', async () => {
   const handoff = new Handoff<string>();
   const taking = handoff.take(1000);
-  void handoff.put('late', noKeepAlive);
+  const putting = handoff.put('late', noKeepAlive);
   assert.equal(await taking, 'late');
+  await putting;
   const failing = handoff.take(1000);
   handoff.fail(new Error('crashed'));
   handoff.fail(new Error('second failure is ignored'));
@@ -39,7 +40,7 @@ test('a waiting take wakes for a put, a failure and a finish', async () => {
 
 test('a take that sees no progress fails retryable; close releases waiting puts', async () => {
   const handoff = new Handoff<string>();
-  await assert.rejects(handoff.take(20), (err: unknown) => (err as { code?: unknown; retryable?: unknown }).code === 'NO_CHANNEL' && (err as { retryable?: unknown }).retryable === true);
+  await assert.rejects(handoff.take(20), (err: unknown) => (err as { code?: unknown; retryable?: unknown }).code === 'UNAVAILABLE' && (err as { retryable?: unknown }).retryable === true);
   const pending = handoff.put('never taken', noKeepAlive);
   handoff.close();
   await pending;

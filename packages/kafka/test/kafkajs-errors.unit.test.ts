@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { fromKafkaError, isFencing } from '../src/kafkajs/errors.js';
 
 /** kafkajs's error shapes: protocol errors carry `type`; wrappers carry `cause`, aggregates `errors`. */
@@ -22,17 +22,18 @@ test('fencing is INVALID_PRODUCER_EPOCH or PRODUCER_FENCED anywhere in the error
 
 test('kafkajs errors map to codes by the broker answer', () => {
   const cases: [unknown, string, boolean][] = [
-    [protocol('MESSAGE_TOO_LARGE'), ReasonCode.SCHEMA_INVALID, false],
-    [wrapped(protocol('INVALID_TOPIC_EXCEPTION')), ReasonCode.SCHEMA_INVALID, false],
+    [protocol('MESSAGE_TOO_LARGE'), OperationalCode.BAD_ARGUMENT, false],
+    [wrapped(protocol('INVALID_TOPIC_EXCEPTION')), OperationalCode.BAD_ARGUMENT, false],
     [wrapped(protocol('UNKNOWN_TOPIC_OR_PARTITION')), ReasonCode.INTEGRITY_FAILURE, false],
-    [protocol('TOPIC_AUTHORIZATION_FAILED'), ReasonCode.NO_CHANNEL, false],
-    [wrapped(protocol('REQUEST_TIMED_OUT')), ReasonCode.NO_CHANNEL, true],
-    [Object.assign(new Error('Connection error: ECONNREFUSED'), { name: 'KafkaJSConnectionError' }), ReasonCode.NO_CHANNEL, true],
-    ['not even an error', ReasonCode.NO_CHANNEL, true],
+    [protocol('TOPIC_AUTHORIZATION_FAILED'), OperationalCode.BAD_CONFIGURATION, false],
+    [wrapped(protocol('REQUEST_TIMED_OUT')), OperationalCode.UNAVAILABLE, true],
+    [Object.assign(new Error('Connection error: ECONNREFUSED'), { name: 'KafkaJSConnectionError' }), OperationalCode.UNAVAILABLE, true],
+    ['not even an error', OperationalCode.UNAVAILABLE, true],
   ];
   for (const [error, code, retryable] of cases) {
     const mapped = fromKafkaError(error, 'doing it');
-    assert.ok(mapped instanceof LedgerError);
+    // Outages and mistakes are operational errors; only the log's shape speaks in refusal codes.
+    assert.ok(code === ReasonCode.INTEGRITY_FAILURE ? mapped instanceof LedgerError : mapped instanceof OperationalError, String(error));
     assert.equal(mapped.code, code, String(error));
     assert.equal(mapped.retryable, retryable, String(error));
     assert.equal(mapped.cause, error);

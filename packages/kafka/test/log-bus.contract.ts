@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { LedgerError } from '@agent-ledger/refusals';
+import type { BusError } from '../src/index.js';
 import { UNREACHABLE_CODE, WriterFencedError } from '../src/index.js';
 import type { InBatch, InRecord, LogBus, OutRecord, SubscribeOptions, Subscription } from '../src/index.js';
 import { drain, hasCode, waitFor, within } from './support/waiting.js';
@@ -114,8 +114,8 @@ export function runLogBusContract(harness: LogBusHarness): void {
       await assert.rejects(bus.ensureTopics([{ ...spec, partitions: 2 }]), hasCode('INTEGRITY_FAILURE', false));
       await assert.rejects(bus.ensureTopics([{ ...spec, partitions: 4 }]), hasCode('INTEGRITY_FAILURE', false));
       await assert.rejects(bus.ensureTopics([{ ...spec, config: { 'retention.ms': '60000' } }]), hasCode('INTEGRITY_FAILURE', false));
-      await assert.rejects(bus.ensureTopics([{ name, partitions: 0 }]), hasCode('SCHEMA_INVALID', false));
-      await assert.rejects(bus.ensureTopics([spec, spec]), hasCode('SCHEMA_INVALID', false));
+      await assert.rejects(bus.ensureTopics([{ name, partitions: 0 }]), hasCode('BAD_ARGUMENT', false));
+      await assert.rejects(bus.ensureTopics([spec, spec]), hasCode('BAD_ARGUMENT', false));
     });
 
     test('publish and subscribe round-trip keys, headers and bytes; a restarted member resumes after the committed offset', async () => {
@@ -157,8 +157,8 @@ export function runLogBusContract(harness: LogBusHarness): void {
       const name = topic('badpartition');
       await bus.ensureTopics([{ name, partitions: 1 }]);
       await assert.rejects(bus.publish([{ topic: name, partition: 0, value: 'fine' }, { topic: name, partition: 1, value: 'lost?' }]), hasCode('INTEGRITY_FAILURE', false));
-      await assert.rejects(bus.publish([{ topic: name, partition: -1, value: 'x' }]), hasCode('SCHEMA_INVALID', false));
-      await assert.rejects(bus.publish([{ topic: name, partition: 0.5, value: 'x' }]), hasCode('SCHEMA_INVALID', false));
+      await assert.rejects(bus.publish([{ topic: name, partition: -1, value: 'x' }]), hasCode('BAD_ARGUMENT', false));
+      await assert.rejects(bus.publish([{ topic: name, partition: 0.5, value: 'x' }]), hasCode('BAD_ARGUMENT', false));
       assert.equal((await bus.endOffsets(name)).get(0), '0');
     });
 
@@ -205,7 +205,7 @@ export function runLogBusContract(harness: LogBusHarness): void {
           { topic: name, partition: 0, value: 'doomed' },
           { topic: name, partition: 1, value: OVERSIZED },
         ]),
-        (err: unknown) => !(err instanceof WriterFencedError) && hasCode('SCHEMA_INVALID', false)(err),
+        (err: unknown) => !(err instanceof WriterFencedError) && hasCode('BAD_ARGUMENT', false)(err),
       );
       await writer.commit([{ topic: name, partition: 0, value: 'kept' }]);
       await watcher.until(1, 'the committed record');
@@ -261,7 +261,7 @@ export function runLogBusContract(harness: LogBusHarness): void {
       await assert.rejects(writer.commit([{ topic: name, partition: 3, value: 'nowhere' }]), hasCode('INTEGRITY_FAILURE', false));
       await assert.rejects(
         writer.commit([], { groupId: 'g', topic: name, partition: 0, nextOffset: '-1' }),
-        hasCode('SCHEMA_INVALID', false),
+        hasCode('BAD_ARGUMENT', false),
       );
       await writer.commit([]);
       await writer.commit([{ topic: name, partition: 0, value: 'here' }]);
@@ -300,8 +300,8 @@ export function runLogBusContract(harness: LogBusHarness): void {
       assert.deepEqual(await drain(bus.readRange(name, 0, end), WAIT_MS, 'read from the end'), []);
       await assert.rejects(drain(bus.readRange(name, 0, (BigInt(end) + 1n).toString()), WAIT_MS, 'read past the end'), hasCode('INTEGRITY_FAILURE', false));
       await assert.rejects(drain(bus.readRange(name, 7, '0'), WAIT_MS, 'read a missing partition'), hasCode('INTEGRITY_FAILURE', false));
-      await assert.rejects(drain(bus.readRange(name, 0, '-1'), WAIT_MS, 'read from a negative offset'), hasCode('SCHEMA_INVALID', false));
-      await assert.rejects(drain(bus.readRange(name, 0, '01'), WAIT_MS, 'read from a non-canonical offset'), hasCode('SCHEMA_INVALID', false));
+      await assert.rejects(drain(bus.readRange(name, 0, '-1'), WAIT_MS, 'read from a negative offset'), hasCode('BAD_ARGUMENT', false));
+      await assert.rejects(drain(bus.readRange(name, 0, '01'), WAIT_MS, 'read from a non-canonical offset'), hasCode('BAD_ARGUMENT', false));
 
       const pending = bus.readRange(name, 0, '0');
       await writer.commit([{ topic: name, partition: 0, value: 'r3' }]);
@@ -317,7 +317,7 @@ export function runLogBusContract(harness: LogBusHarness): void {
       const groupId = group('retry');
       const firstOffsets: string[] = [];
       const handled: InRecord[] = [];
-      const errors: [LedgerError, boolean][] = [];
+      const errors: [BusError, boolean][] = [];
       const subscription = await within(
         WAIT_MS,
         'join',
@@ -340,8 +340,9 @@ export function runLogBusContract(harness: LogBusHarness): void {
       assert.deepEqual(firstOffsets.slice(0, 3), ['0', '0', '0']);
       assert.deepEqual(values(handled), ['m0', 'm1']);
       assert.ok(errors.length >= 2);
-      // The TypeError arrives wrapped as a retryable LedgerError; the plain Error too; the subscription never stopped.
+      // The TypeError arrives wrapped as a retryable INTERNAL OperationalError; the plain Error too; the subscription never stopped.
       assert.ok(errors.every(([e, stopped]) => e.retryable && !stopped));
+      assert.ok(errors.some(([e]) => e.code === 'INTERNAL'), 'an untyped handler failure is INTERNAL, never a refusal code');
       await subscription.stop();
 
       await bus.publish([{ topic: name, partition: 0, value: 'm2' }]);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkPartition, parseOffset } from '../src/offsets.js';
 
-const isSchemaInvalid = (err: unknown): boolean => (err as { code?: unknown }).code === 'SCHEMA_INVALID';
+const isSchemaInvalid = (err: unknown): boolean => (err as { code?: unknown }).code === 'BAD_ARGUMENT';
 
 test('offsets are canonical non-negative decimal int64 strings', () => {
   assert.equal(parseOffset('0', 'o'), 0n);

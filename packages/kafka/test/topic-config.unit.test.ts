@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { KNOWN_CODES, ReasonCode } from '@agent-ledger/refusals';
 import { LedgerTopic, ledgerTopics, loadTopicConfig, parseTopicConfig, refusalTopicName } from '../src/index.js';
 
-const isSchemaInvalid = (err: unknown): boolean => (err as { code?: unknown }).code === 'SCHEMA_INVALID';
+const isSchemaInvalid = (err: unknown): boolean => (err as { code?: unknown }).code === 'BAD_CONFIGURATION';
 
 function document(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -70,6 +70,6 @@ test('parseTopicConfig refuses anything but the documented shape', () => {
   for (const [what, text] of bad) assert.throws(() => parseTopicConfig(text), isSchemaInvalid, what);
 });
 
-test('loadTopicConfig reports an unreadable file as SCHEMA_INVALID', async () => {
+test('loadTopicConfig reports an unreadable file as BAD_CONFIGURATION', async () => {
   await assert.rejects(loadTopicConfig('/nonexistent/topics.json'), isSchemaInvalid);
 });

@@ -1,8 +1,9 @@
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import { checkPublicKey } from './ed25519.js';
 import { fromHex } from './encoding.js';
-import type { Role } from './roles.js';
+import { Role } from './roles.js';
 import { REQUIRED_ROLE, type BodyOf, type Statement } from './statements.js';
+import { AUTHOR_ROLES_V2, DEFAULT_RISK_THRESHOLD, isPrivileged, keyRegistrationSigners, type AuthorityRulesVersion } from './authority-rules.js';
 import type { TrustRoot } from './trust-root.js';
 import { statementHash } from './statement.js';
 import { GrantRegistry, type GrantEffect } from './grants.js';
@@ -12,6 +13,10 @@ export interface LedgerConfig {
   readonly origin: string;
   readonly eventPartitions: number;
   readonly freshnessMs: number;
+  /** The authority rules the ledger follows (genesis `authorityRulesVersion`, absent = 1). */
+  readonly authorityRulesVersion: AuthorityRulesVersion;
+  /** Risk threshold of an agent whose registration names none (authority rules 2). */
+  readonly riskThreshold: number;
 }
 
 /** One registered key and the authority indexes that bound its validity. */
@@ -19,6 +24,8 @@ export interface KeyRecord {
   readonly keyId: string;
   readonly principal: string;
   readonly roles: readonly Role[];
+  /** The agent's risk threshold named by its registration (authority rules 2), if any. */
+  readonly riskThreshold: number | undefined;
   /** Authority index of the entry that registered it. */
   readonly registeredAt: number;
   /** Authority index of the entry that revoked it, if any. */
@@ -66,6 +73,8 @@ export class AuthorityState {
   /** Every key that was ever a root key (never registered as an ordinary key). */
   readonly #everRoot: Set<string>;
   #size = 0;
+  /** Authority rules version, fixed by genesis; 1 until genesis is applied. */
+  #rulesVersion: AuthorityRulesVersion = 1;
 
   constructor(trustRoot: TrustRoot) {
     this.trustRoot = trustRoot;
@@ -81,6 +90,11 @@ export class AuthorityState {
   /** Ledger configuration, once genesis is applied. */
   get config(): LedgerConfig | undefined {
     return this.#config;
+  }
+
+  /** The authority rules version the ledger follows (1 until genesis). */
+  get rulesVersion(): AuthorityRulesVersion {
+    return this.#rulesVersion;
   }
 
   /** Number of authority entries applied. */
@@ -104,8 +118,9 @@ export class AuthorityState {
    * `signerKeyIds` are the keys whose signatures already verified.
    */
   authorize(statement: Statement, signerKeyIds: readonly string[], atIndex: number): void {
-    const role = REQUIRED_ROLE[statement.type];
-    if (role === 'root') {
+    const v2 = this.#rulesVersion >= 2;
+    const required = REQUIRED_ROLE[statement.type];
+    if (required === 'root') {
       if (statement.type === 'root.rotated') {
         this.#authorizeRotation(statement as Statement<'root.rotated'>, signerKeyIds, atIndex);
         return;
@@ -115,23 +130,94 @@ export class AuthorityState {
       return;
     }
     if (this.#config === undefined) fail(ReasonCode.INTEGRITY_FAILURE, 'the authority stream does not start with genesis');
-    if (signerKeyIds.length !== 1 || signerKeyIds[0] !== statement.author.keyId) {
-      fail(ReasonCode.INVALID_SIGNATURE, 'statement must carry exactly one signature, by its author key');
+    // Rules 2: a key registration carries the signatures of its four eyes and proofs of possession (section 7.3).
+    const cosigned = v2 && statement.type === 'key.registered';
+    if (cosigned ? !signerKeyIds.includes(statement.author.keyId) : signerKeyIds.length !== 1 || signerKeyIds[0] !== statement.author.keyId) {
+      fail(ReasonCode.INVALID_SIGNATURE, cosigned ? 'the author key did not sign the registration' : 'statement must carry exactly one signature, by its author key');
     }
-    const record = this.#keys.get(statement.author.keyId);
-    if (record === undefined || record.registeredAt >= atIndex) {
-      fail(ReasonCode.KEY_UNKNOWN, `key ${statement.author.keyId.slice(0, 16)} is not registered at authority index ${atIndex}`);
-    }
-    if (record.revokedAt !== undefined && record.revokedAt < atIndex) {
-      fail(ReasonCode.KEY_REVOKED, `key ${statement.author.keyId.slice(0, 16)} was revoked at authority index ${record.revokedAt}`);
-    }
+    const record = this.#validKey(statement.author.keyId, atIndex);
     if (record.principal !== statement.author.principal) {
       fail(ReasonCode.KEY_ROLE, `key is registered to ${record.principal}, not ${statement.author.principal}`);
     }
-    if (!record.roles.includes(role)) fail(ReasonCode.KEY_ROLE, `${statement.type} needs the ${role} role`);
+    const roles = v2 ? (AUTHOR_ROLES_V2[statement.type] as readonly Role[]) : [required];
+    if (!roles.some((role) => record.roles.includes(role))) fail(ReasonCode.KEY_ROLE, `${statement.type} needs the ${roles.join(' or ')} role`);
     if (statement.type === 'proposal.submitted') {
       const body = statement.body as BodyOf<'proposal.submitted'>;
       if (body.agentId !== statement.author.principal) fail(ReasonCode.KEY_ROLE, 'an agent proposes only for itself');
+    }
+    if (v2 && statement.type === 'human.response') {
+      // The assurance of an answer is the role of the key that signed it, never what its body claims.
+      const assurance = record.roles.includes(Role.bridge) ? 'platform' : 'self_signed';
+      if ((statement.body as BodyOf<'human.response'>).assurance !== assurance) {
+        fail(ReasonCode.KEY_ROLE, `a response signed by a ${assurance === 'platform' ? 'bridge' : 'approver'} key has assurance ${assurance}`);
+      }
+    }
+    if (cosigned) this.#authorizeRegistration(statement as Statement<'key.registered'>, signerKeyIds, atIndex);
+  }
+
+  /** The record of a key valid at `atIndex`, or the refusal (KEY_UNKNOWN, KEY_REVOKED). */
+  #validKey(keyId: string, atIndex: number): KeyRecord {
+    const record = this.#keys.get(keyId);
+    if (record === undefined || record.registeredAt >= atIndex) {
+      fail(ReasonCode.KEY_UNKNOWN, `key ${keyId.slice(0, 16)} is not registered at authority index ${atIndex}`);
+    }
+    if (record.revokedAt !== undefined && record.revokedAt < atIndex) {
+      fail(ReasonCode.KEY_REVOKED, `key ${keyId.slice(0, 16)} was revoked at authority index ${record.revokedAt}`);
+    }
+    return record;
+  }
+
+  /** True when `principal` holds a key valid at `atIndex`. */
+  #hasValidKey(principal: string, atIndex: number): boolean {
+    for (const record of this.#keys.values()) {
+      if (record.principal === principal && record.registeredAt < atIndex && (record.revokedAt === undefined || record.revokedAt >= atIndex)) return true;
+    }
+    return false;
+  }
+
+  /** Distinct admin principals, other than the subject, a privileged or additional key registration needs (rules 2). */
+  get keyRegistrationSigners(): number {
+    return keyRegistrationSigners(this.grants.policy.cosigners);
+  }
+
+  /**
+   * Authority rules 2, `key.registered` (SPEC.md section 7.3). Every
+   * signature is by the new key (proof of possession, always required), by a
+   * key of the subject principal valid now (required when it has one: a new
+   * key is added only by whoever holds the current one), or by a valid admin
+   * key. A privileged registration (any role but agent) or a further key of
+   * an existing principal needs admin signatures from at least
+   * {@link keyRegistrationSigners} distinct principals other than the
+   * subject: two keys of one principal count once.
+   */
+  #authorizeRegistration(statement: Statement<'key.registered'>, signerKeyIds: readonly string[], atIndex: number): void {
+    const body = statement.body;
+    const admins = new Set<string>();
+    let possession = false;
+    let current = false;
+    for (const keyId of signerKeyIds) {
+      if (keyId === body.keyId) {
+        possession = true;
+        continue;
+      }
+      const record = this.#validKey(keyId, atIndex);
+      if (record.principal === body.principal) current = true;
+      else if (record.roles.includes(Role.admin)) admins.add(record.principal);
+      else fail(ReasonCode.KEY_ROLE, `${record.principal} signs a key registration without the admin role`);
+    }
+    if (!possession) fail(ReasonCode.INVALID_SIGNATURE, `the new key ${body.keyId.slice(0, 16)} does not sign its own registration (proof of possession)`);
+    if (!current && this.#hasValidKey(body.principal, atIndex)) {
+      fail(ReasonCode.INVALID_SIGNATURE, `a new key for ${body.principal} needs a signature by one of its current keys`);
+    }
+    const existing = this.#principalRoles.has(body.principal);
+    if (isPrivileged(body.roles) || existing) {
+      const needed = this.keyRegistrationSigners;
+      if (admins.size < needed) {
+        fail(
+          ReasonCode.SEPARATION_OF_DUTIES,
+          `${existing ? `a further key for ${body.principal}` : `the ${body.roles.join(', ')} role`} needs ${needed} distinct admins other than ${body.principal}; ${admins.size} signed`,
+        );
+      }
     }
   }
 
@@ -186,8 +272,18 @@ export class AuthorityState {
     switch (statement.type) {
       case 'genesis': {
         const body = statement.body as BodyOf<'genesis'>;
+        const rulesVersion = body.authorityRulesVersion ?? 1;
+        if (rulesVersion < 2 && body.riskThreshold !== undefined) fail(ReasonCode.POLICY_VIOLATION, 'authority rules 1 know no risk threshold');
+        this.#rulesVersion = rulesVersion;
+        this.grants.authorityRulesVersion = rulesVersion;
         for (const key of body.keys) this.#register(key, index);
-        this.#config = { origin: body.origin, eventPartitions: body.eventPartitions, freshnessMs: body.freshnessMs };
+        this.#config = {
+          origin: body.origin,
+          eventPartitions: body.eventPartitions,
+          freshnessMs: body.freshnessMs,
+          authorityRulesVersion: rulesVersion,
+          riskThreshold: body.riskThreshold ?? DEFAULT_RISK_THRESHOLD,
+        };
         if (body.grantPolicy !== undefined) this.grants.policy = body.grantPolicy;
         break;
       }
@@ -306,15 +402,33 @@ export class AuthorityState {
     }
     const roles = new Set(key.roles);
     if (roles.size !== key.roles.length) fail(ReasonCode.SCHEMA_INVALID, 'a role is listed twice');
+    const v2 = this.#rulesVersion >= 2;
+    for (const role of roles) {
+      // Each rules version knows its own roles: `service` is of version 1, gate, timer and bridge of version 2.
+      if (v2 ? role === Role.service : role === Role.gate || role === Role.timer || role === Role.bridge) {
+        fail(ReasonCode.POLICY_VIOLATION, `authority rules ${this.#rulesVersion} have no ${role} role`);
+      }
+    }
     // Separation of duties holds per principal, whatever its keys: an agent
-    // never holds the admin or approver role, nor an admin or approver the agent role.
+    // never holds the admin or approver role, nor an admin or approver the
+    // agent role; under rules 2 an agent holds the agent role only, and a
+    // bridge (whose answers are platform assurance) is neither an approver nor an admin.
     const held = new Set([...(this.#principalRoles.get(key.principal) ?? []), ...roles]);
     const agentKind = key.principal.startsWith('agent:');
-    if ((held.has('agent') || agentKind) && (held.has('admin') || held.has('approver'))) {
+    if ((held.has(Role.agent) || agentKind) && (held.has(Role.admin) || held.has(Role.approver))) {
       fail(ReasonCode.SEPARATION_OF_DUTIES, `${key.principal} cannot hold the agent role and the admin or approver role`);
+    }
+    if (v2 && (held.has(Role.agent) || agentKind) && [...held].some((role) => role !== Role.agent)) {
+      fail(ReasonCode.SEPARATION_OF_DUTIES, `${key.principal} is an agent: it holds the agent role only`);
+    }
+    if (v2 && held.has(Role.bridge) && (held.has(Role.approver) || held.has(Role.admin))) {
+      fail(ReasonCode.SEPARATION_OF_DUTIES, `${key.principal} is a bridge: it is neither an approver nor an admin`);
+    }
+    if (key.riskThreshold !== undefined && (!v2 || key.roles.length !== 1 || key.roles[0] !== Role.agent)) {
+      fail(ReasonCode.POLICY_VIOLATION, v2 ? 'only an agent key names a risk threshold' : 'authority rules 1 know no risk threshold');
     }
     if (!commit) return;
     this.#principalRoles.set(key.principal, held);
-    this.#keys.set(key.keyId, { keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: index, revokedAt: undefined });
+    this.#keys.set(key.keyId, { keyId: key.keyId, principal: key.principal, roles: [...key.roles], riskThreshold: key.riskThreshold, registeredAt: index, revokedAt: undefined });
   }
 }

@@ -98,13 +98,19 @@ export interface LineBatch {
   readonly ends: readonly number[];
   /** Lines longer than the limit: their line numbers (their bytes are dropped). */
   readonly oversize: readonly number[];
+  /**
+   * The line number of a last line the stream ended without its newline, in
+   * the batch that holds it; absent otherwise. SPEC.md section 8: every line
+   * ends in `\n`, so a verifier fails there.
+   */
+  readonly unterminated?: number;
 }
 
 /**
  * Splits a byte stream into batches of lines without ever holding more than
  * one batch plus one maximal line. A line longer than `maxLineBytes` is not
  * buffered: it is reported in `oversize` so the verifier can fail there.
- * A final line without a newline is still a line.
+ * A final line without a newline is still a line, reported in `unterminated`.
  */
 export async function* readLineBatches(
   source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
@@ -121,9 +127,10 @@ export async function* readLineBatches(
   let ends: number[] = [];
   let oversize: number[] = [];
   let firstLine = 1;
+  let unterminated: number | undefined;
 
   const flush = (): LineBatch => {
-    const batch = { firstLine, bytes: new Uint8Array(Buffer.concat(batchParts, batchBytes)), ends, oversize };
+    const batch = { firstLine, bytes: new Uint8Array(Buffer.concat(batchParts, batchBytes)), ends, oversize, ...(unterminated === undefined ? {} : { unterminated }) };
     batchParts = [];
     batchBytes = 0;
     ends = [];
@@ -171,6 +178,9 @@ export async function* readLineBatches(
       }
     }
   }
-  if (pendingBytes > 0 || skipping) endLine(Buffer.alloc(0));
+  if (pendingBytes > 0 || skipping) {
+    endLine(Buffer.alloc(0));
+    unterminated = lineNo;
+  }
   if (ends.length > 0) yield flush();
 }

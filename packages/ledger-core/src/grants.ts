@@ -1,5 +1,6 @@
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import type { BodyOf, Statement } from './statements.js';
+import { constraintsProblem, narrows } from './grant-constraints.js';
 
 /**
  * The write-time rules of the grant table (SPEC.md section 7.2), one fold used
@@ -117,6 +118,8 @@ export function grantInForce(grant: GrantEntry): boolean {
  */
 export class GrantRegistry {
   policy: GrantPolicy = DEFAULT_GRANT_POLICY;
+  /** Authority rules version of the ledger (genesis); argument constraints exist from version 2. */
+  authorityRulesVersion = 1;
   readonly #grants = new Map<string, GrantEntry>();
   /** Pending or effective writes by statement hash: what a co-signature names. */
   readonly #writes = new Map<string, { grant: GrantEntry; write: PendingWrite }>();
@@ -187,6 +190,12 @@ export class GrantRegistry {
       if (value.includes('*') && !isPattern(value)) fail(ReasonCode.SCHEMA_INVALID, `${field}: '*' only as a whole value or after a final '/' or ':'`);
     }
     if (isPattern(body.actionType)) fail(ReasonCode.SCHEMA_INVALID, 'actionType is never a pattern');
+    if (body.constraints !== undefined) {
+      if (this.authorityRulesVersion < 2) fail(ReasonCode.POLICY_VIOLATION, 'authority rules 1 know no argument constraints');
+      if (body.effect !== 'allow') fail(ReasonCode.POLICY_VIOLATION, 'argument constraints narrow allow grants only');
+      const problem = constraintsProblem(body.constraints);
+      if (problem !== null) fail(ReasonCode.SCHEMA_INVALID, problem);
+    }
     const notBefore = Date.parse(body.notBefore);
     const expiresAt = Date.parse(body.expiresAt);
     if (expiresAt <= notBefore) fail(ReasonCode.POLICY_VIOLATION, 'the grant window is empty (expiresAt <= notBefore)');
@@ -291,5 +300,6 @@ function checkAttenuation(parent: GrantEntry, child: BodyOf<'grant.proposed'>, n
   if (!covers(p.recipient, child.recipient)) widen('the recipient');
   if (!covers(p.scope, child.scope)) widen('the scope');
   if (child.tier > p.tier) widen('the tier');
+  if (!narrows(p.constraints, child.constraints)) widen('the argument constraints');
   if (notBefore < parent.notBefore || expiresAt > parent.expiresAt) widen('the validity window');
 }

@@ -21,6 +21,8 @@ export type { NoteSigner, NoteVerifier, OpenedNote } from './note.js';
 export { formatCheckpoint, parseCheckpoint } from './checkpoint.js';
 export type { Checkpoint } from './checkpoint.js';
 export { Role, ROLES } from './roles.js';
+export { AUTHORITY_RULES_VERSIONS, LATEST_AUTHORITY_RULES_VERSION, AUTHOR_ROLES_V2, DEFAULT_RISK_THRESHOLD } from './authority-rules.js';
+export type { AuthorityRulesVersion } from './authority-rules.js';
 export {
   BODY_SCHEMAS,
   STATEMENT_TYPES,
@@ -73,3 +75,5 @@ export {
 export type { BundleHeader, BundleLine, PartitionSummary, LineBatch } from './bundle.js';
 export { GrantRegistry, DEFAULT_GRANT_POLICY, covers, isPattern, coveringPatterns, grantInForce } from './grants.js';
 export type { GrantPolicy, GrantEntry, GrantEffect, PendingWrite } from './grants.js';
+export { ArgumentConstraintSchema, satisfiesAll, narrows, matchesPattern } from './grant-constraints.js';
+export type { ArgumentConstraint } from './grant-constraints.js';

@@ -1,6 +1,13 @@
 /**
  * Roles a registered key can hold. Root keys are not registered: they live in
- * the pinned trust root and sign only the genesis statement.
+ * the pinned trust root and sign only the genesis statement and rotations.
+ *
+ * `service` is the one role of every service key under authority rules
+ * version 1. From version 2 (SPEC.md section 7.3) each service has its own
+ * role, so that a statement type is bound to the service that may write it:
+ * `gate` (classifications, screening verdicts, confirmation requests,
+ * decisions, refusals, fatigue signals), `timer` (timeouts, escalations) and
+ * `bridge` (a chat bridge's answers, platform assurance by its role).
  */
 export const Role = {
   admin: 'admin',
@@ -8,6 +15,9 @@ export const Role = {
   agent: 'agent',
   service: 'service',
   sequencer: 'sequencer',
+  gate: 'gate',
+  timer: 'timer',
+  bridge: 'bridge',
 } as const;
 
 /** One of {@link Role}. */

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { KNOWN_CODES, type ReasonCode } from '@agent-ledger/refusals';
 import { ROLES, Role } from './roles.js';
+import { AUTHORITY_RULES_VERSIONS } from './authority-rules.js';
+import { ArgumentConstraintsSchema } from './grant-constraints.js';
 
 // Every schema here is strict: an unknown field is refused, never ignored, so
 // that no signed byte carries meaning the verifier did not check.
@@ -64,7 +66,16 @@ const KeyGrant = z.strictObject({
   keyId: KeyId,
   principal: Principal,
   roles: z.array(RoleSchema).min(1).max(ROLES.length),
+  /**
+   * Authority rules 2: the risk threshold of an agent (SPEC.md section 7.3):
+   * a call of tier 0-1 whose risk is below it is allowed without a human.
+   * Only on an agent key; absent means the genesis `riskThreshold`.
+   */
+  riskThreshold: z.number().min(0).max(1000).optional(),
 });
+
+/** An authority rules version this build knows (authority-rules.ts); an unknown one is refused. */
+const AuthorityRulesVersionField = z.union(AUTHORITY_RULES_VERSIONS.map((v) => z.literal(v)) as unknown as [z.ZodLiteral<1>, z.ZodLiteral<2>]);
 
 /** Body of each statement type, by type name. */
 export const BODY_SCHEMAS = {
@@ -83,6 +94,10 @@ export const BODY_SCHEMAS = {
         cosignWindowMs: z.number().int().min(1000).max(30 * 86_400_000),
       })
       .optional(),
+    /** The authority rules the ledger follows for its whole life (SPEC.md section 7.3); absent means 1. */
+    authorityRulesVersion: AuthorityRulesVersionField.optional(),
+    /** Authority rules 2: the risk threshold of an agent whose registration names none; absent means DEFAULT_RISK_THRESHOLD. */
+    riskThreshold: z.number().min(0).max(1000).optional(),
   }),
   'key.registered': KeyGrant,
   /**
@@ -111,6 +126,12 @@ export const BODY_SCHEMAS = {
     effect: z.enum(['allow', 'block']),
     tier: Tier,
     parentGrantId: ShortText.nullable(),
+    /**
+     * Authority rules 2: constraints on named argument paths (numeric
+     * bounds, exact values, safe patterns) a call must meet for this allow
+     * grant to cover it (SPEC.md section 7.2, rule 7); absent: any arguments.
+     */
+    constraints: ArgumentConstraintsSchema.optional(),
   }),
   'grant.cosigned': z.strictObject({ grantId: ShortText, grant: Hash }),
   'grant.revoked': z.strictObject({ grantId: ShortText, reason: ShortText }),
@@ -228,6 +249,23 @@ export const BODY_SCHEMAS = {
     minReadMs: Index,
     operationBytes: Index,
   }),
+  /**
+   * One delivery of an escalation to people (or its failure), recorded by the
+   * notify role: which channel it tried for which `escalation.raised`, and
+   * whether the channel took it. A record, not a decision: it changes nothing.
+   */
+  'notification.sent': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    /** The `escalation.raised` statement, by hash. */
+    escalation: Hash,
+    level: z.enum(['notify', 'admin', 'emergency']),
+    /** The channel tried; `none` when no channel was configured for the level. */
+    channel: z.enum(['telegram', 'discord', 'cli', 'webhook', 'none']),
+    ok: z.boolean(),
+    /** `delivered`, or the failure's code and message. */
+    detail: ShortText,
+  }),
 } as const;
 
 /** The statement type names. */
@@ -272,6 +310,8 @@ export const REQUIRED_ROLE: Readonly<Record<StatementType, Role | 'root'>> = {
   'intake.rejected': Role.sequencer,
   'grant.suggested': Role.service,
   'approval.rushed': Role.service,
+  // Signed by the notify role's chat bridge key (bridge:chat).
+  'notification.sent': Role.approver,
 };
 
 const Author = z.strictObject({ principal: Principal, keyId: KeyId });

@@ -48,15 +48,15 @@ const proposalBody = {
 
 test('the package index exports exactly the documented names', () => {
   assert.deepEqual(Object.keys(core).sort(), [
-    'AUTHORITY_PARTITION', 'AUTHORITY_TYPES', 'AuthorityState', 'BODY_SCHEMAS', 'BUNDLE_FORMAT', 'BUNDLE_VERSION', 'BundleCheckpointSchema',
-    'BundleEntrySchema', 'BundleHeaderSchema', 'BundleLineSchema', 'BundleTrailerSchema', 'DEFAULT_GRANT_POLICY', 'DEFAULT_JSON_LIMITS', 'EMPTY_ROOT', 'EntrySchema',
-    'EnvelopeSchema', 'GrantRegistry', 'Hash', 'KeyId', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MAX_PLATFORM_ASSURANCE_TIER', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
+    'AUTHORITY_PARTITION', 'AUTHORITY_RULES_VERSIONS', 'AUTHORITY_TYPES', 'AUTHOR_ROLES_V2', 'ArgumentConstraintSchema', 'AuthorityState', 'BODY_SCHEMAS', 'BUNDLE_FORMAT', 'BUNDLE_VERSION', 'BundleCheckpointSchema',
+    'BundleEntrySchema', 'BundleHeaderSchema', 'BundleLineSchema', 'BundleTrailerSchema', 'DEFAULT_GRANT_POLICY', 'DEFAULT_JSON_LIMITS', 'DEFAULT_RISK_THRESHOLD', 'EMPTY_ROOT', 'EntrySchema',
+    'EnvelopeSchema', 'GrantRegistry', 'Hash', 'KeyId', 'LATEST_AUTHORITY_RULES_VERSION', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MAX_PLATFORM_ASSURANCE_TIER', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
     'REQUIRED_ROLE', 'ROLES', 'ReplayWindow', 'Role', 'STATEMENT_SIGNING_CONTEXT', 'STATEMENT_TYPES', 'SignatureSchema', 'StatementId', 'StatementSchema',
     'Timestamp', 'TrustRootSchema', 'ZERO_HASH', 'bytesEqual', 'canonicalBytes', 'canonicalJson', 'checkPublicKey', 'checkRouting', 'concatBytes', 'coveringPatterns', 'covers',
     'createStatement', 'entryHash', 'entryHashBytes', 'envelopeCanonical', 'envelopeHash', 'eventPartitionOf', 'formatCheckpoint',
-    'formatTrailer', 'fromBase64', 'fromHex', 'generateSeed', 'grantInForce', 'headerOf', 'interiorHash', 'isPattern', 'keyIdOf', 'leafHash', 'nobleEd25519',
+    'formatTrailer', 'fromBase64', 'fromHex', 'generateSeed', 'grantInForce', 'headerOf', 'interiorHash', 'isPattern', 'keyIdOf', 'leafHash', 'matchesPattern', 'narrows', 'nobleEd25519',
     'nodeEd25519', 'noteKeyId', 'openNote', 'parseCheckpoint', 'parseStrictJson', 'parseStrictJsonBytes', 'parseTrailer', 'partitionOf',
-    'partitionOrigin', 'readLineBatches', 'rootFromLeafHashes', 'sequencerNoteSigner', 'sha256', 'sha256Hex', 'signCheckpoint', 'signNote',
+    'partitionOrigin', 'readLineBatches', 'rootFromLeafHashes', 'satisfiesAll', 'sequencerNoteSigner', 'sha256', 'sha256Hex', 'signCheckpoint', 'signNote',
     'signStatement', 'signingMessage', 'statementHash', 'toBase64', 'toHex', 'utf8', 'uuidv7', 'uuidv7Millis', 'verifierKeyString',
     'verifyConsistency', 'verifyEnvelopeSignatures', 'verifyInclusion',
   ]);
@@ -179,4 +179,9 @@ test('the line reader splits batches, keeps a last unterminated line, and refuse
   assert.deepEqual(lines, ['{"a":1}', '{"b":2}', '', '{"c":3}']);
   assert.deepEqual(oversize, [3]);
   assert.deepEqual(batches.map((b) => b.firstLine), [1, 3]);
+  // SPEC.md section 8: the last line lacks its newline, and the batch says which it is.
+  assert.deepEqual(batches.map((b) => b.unterminated), [undefined, 4]);
+  const terminated = [];
+  for await (const batch of readLineBatches(['{"a":1}\n', '{"b":2}\n'])) terminated.push(batch);
+  assert.deepEqual(terminated.map((b) => [b.ends.length, b.unterminated]), [[2, undefined]]);
 });

@@ -1,19 +1,30 @@
-import { PATTERN_RULES, SIGNAL_RULES, UNINSPECTABLE_RULE, UNKNOWN_HOST_RULE, type Rule } from '@agent-ledger/gate';
+import { COMMAND_RULES, PATTERN_RULES, SIGNAL_RULES, UNINSPECTABLE_RULE, UNKNOWN_HOST_RULE, type Rule } from '@agent-ledger/gate';
 import type { JsonValue } from '@agent-ledger/core';
 import { ScreenFailure, Verdict, promptHashOf, screenInputProblem, type ScreenInput, type ScreenResult, type Screener } from './screener.js';
 
-/** Model name of the deterministic screener; bump it whenever a rule below changes meaning. */
-export const RULES_SCREENER_MODEL = 'rules/v2';
+/**
+ * Model name of the deterministic screener; bump it whenever a rule below
+ * changes meaning. `rules/v3` knows the rules of gate rules version 2 (the
+ * structural command rules) besides those of version 1.
+ */
+export const RULES_SCREENER_MODEL = 'rules/v3';
 
 const RULES_BY_ID: ReadonlyMap<string, Rule> = new Map(
-  [...PATTERN_RULES, UNKNOWN_HOST_RULE, UNINSPECTABLE_RULE, ...SIGNAL_RULES].map((rule) => [rule.id, rule]),
+  [...PATTERN_RULES, UNKNOWN_HOST_RULE, UNINSPECTABLE_RULE, ...SIGNAL_RULES, ...COMMAND_RULES].map((rule) => [rule.id, rule]),
 );
 
 /**
  * Gate rules that mean remote code execution: content fetched from the
  * network and run, or a shell handed to a remote party.
  */
-export const RCE_RULES: readonly string[] = Object.freeze(['pattern.remote_pipe_shell', 'pattern.reverse_shell']);
+export const RCE_RULES: readonly string[] = Object.freeze([
+  // Gate rules version 1.
+  'pattern.remote_pipe_shell',
+  'pattern.reverse_shell',
+  // Gate rules version 2.
+  'supply_chain.remote_pipe_shell',
+  'exfiltration.reverse_shell',
+]);
 for (const id of RCE_RULES) {
   // A renamed gate rule must fail loudly at load, not silently stop matching.
   if (RULES_BY_ID.get(id)?.kind !== 'pattern') throw new Error(`rules screener: gate has no pattern rule ${id}`);
@@ -21,7 +32,7 @@ for (const id of RCE_RULES) {
 const RCE_SET: ReadonlySet<string> = new Set(RCE_RULES);
 
 /**
- * The deterministic screener (`rules/v2`). It reads only the gate's
+ * The deterministic screener (`rules/v3`). It reads only the gate's
  * classification (tier, risk, fired rule ids), never the proposal's text, so
  * nothing an agent writes can talk it into a verdict. First match wins:
  *

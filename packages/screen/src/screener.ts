@@ -52,7 +52,7 @@ export interface ScreenResult {
   readonly verdict: Verdict;
   /** Why, for people (a model's words, or the failure that forced `uncertain`). */
   readonly rationale: string;
-  /** Which screener answered: `rules/v2`, or the configured model name. */
+  /** Which screener answered: `rules/v3`, or the configured model name. */
   readonly model: string;
   /** SHA-256 (hex) of the RFC 8785 canonical bytes of `prompt`. */
   readonly promptHash: string;

@@ -29,7 +29,7 @@ test('a verdict becomes a screening.verdict statement signed by a service key', 
     proposal: input.proposalHash,
     verdict: 'dangerous',
     rationale: result.rationale,
-    model: 'rules/v2',
+    model: 'rules/v3',
     promptHash: result.promptHash,
   });
   assert.equal(BODY_SCHEMAS['screening.verdict'].safeParse(body).success, true);

@@ -1,5 +1,5 @@
 import { createStatement, keyIdOf, nodeEd25519, statementHash, type BodyOf } from '@agent-ledger/core';
-import { classify, type DecideContext } from '@agent-ledger/gate';
+import { classify, type DecideContext, type RulesVersion } from '@agent-ledger/gate';
 import type { ScreenInput } from '../src/index.js';
 
 const agentSeed = new Uint8Array(32).fill(7);
@@ -23,10 +23,14 @@ export function shellProposal(command: string, overrides: Partial<BodyOf<'propos
   };
 }
 
-/** The screening input the gate would produce for a proposal: its statement hash and the real classification. */
-export function inputFor(proposal: BodyOf<'proposal.submitted'>, context: DecideContext = {}): ScreenInput {
+/**
+ * The screening input the gate would produce for a proposal: its statement
+ * hash and the real classification, by gate rules version 1 unless another
+ * is named (the named cases below pin version 1's rule ids).
+ */
+export function inputFor(proposal: BodyOf<'proposal.submitted'>, context: DecideContext = {}, rulesVersion: RulesVersion = 1): ScreenInput {
   const statement = createStatement('proposal.submitted', proposal, agentKey, new Date('2026-01-02T03:04:05.678Z'));
-  const c = classify(proposal, context);
+  const c = classify(proposal, context, undefined, rulesVersion);
   return { proposal, proposalHash: statementHash(statement), tier: c.tier, risk: c.risk, rules: [...c.rules] };
 }
 

@@ -2,12 +2,12 @@ import {
   AUTHORITY_PARTITION,
   AUTHORITY_TYPES,
   DEFAULT_GRANT_POLICY,
-  MAX_PLATFORM_ASSURANCE_TIER,
   type BodyOf,
   type Statement,
   type StatementType,
 } from '@agent-ledger/core';
 import { formatRefusal, type ReasonCode } from '@agent-ledger/refusals';
+import { countResponse, counts } from '@agent-ledger/rulebook';
 import type { LinkedEntry } from './chain-check.js';
 import type {
   ApprovalRow,
@@ -315,6 +315,7 @@ function proposeGrant(state: FoldState, linked: LinkedEntry): void {
     effect: body.effect,
     tier: body.tier,
     parentGrantId: body.parentGrantId,
+    constraints: body.constraints ?? null,
     proposalHash: statementHash,
     proposedBy: entry.envelope.statement.author.principal,
     proposedAt: entry.index,
@@ -559,18 +560,21 @@ export function evolve(state: FoldState, linked: LinkedEntry): void {
     case 'human.response': {
       const body = bodyOf(statement, 'human.response');
       const row = state.approvals.get(body.request);
-      if (row === undefined || row.partition !== entry.partition || row.status !== 'pending' || row.proposalHash !== body.proposal) break;
-      // As the gate's queue and verify-chain: a chat bridge's answer counts only up to
-      // MAX_PLATFORM_ASSURANCE_TIER, and no answer sequenced after the deadline counts.
-      if (body.assurance === 'platform' && row.tier > MAX_PLATFORM_ASSURANCE_TIER) break;
-      if (Date.parse(entry.sequencedAt) > Date.parse(row.deadline)) break;
-      if (body.answer === 'deny') {
+      // The rulebook's one counting rule (as the gate, the timer and verify-chain apply it).
+      const effect = countResponse(
+        row === undefined
+          ? undefined
+          : { proposal: row.proposalHash, request: row.requestHash, agentId: row.agentId, partition: row.partition, tier: row.tier, deadlineMs: Date.parse(row.deadline), approvalsRequired: row.approvalsRequired, status: row.status, approvedBy: row.approvedBy },
+        { proposal: body.proposal, request: body.request, agentId: body.agentId, partition: entry.partition, answer: body.answer, assurance: body.assurance, author, sequencedAtMs: Date.parse(entry.sequencedAt) },
+      );
+      if (row === undefined || !counts(effect)) break;
+      if (effect === 'denied') {
         row.status = 'denied';
         row.answeredBy = author;
         row.answeredIndex = entry.index;
-      } else if (!row.approvedBy.includes(author)) {
+      } else {
         row.approvedBy = [...row.approvedBy, author];
-        if (row.approvedBy.length >= row.approvalsRequired) {
+        if (effect === 'approved') {
           row.status = 'approved';
           row.answeredBy = author;
           row.answeredIndex = entry.index;

@@ -1,4 +1,4 @@
-export { DEFAULT_PG_URL, pgUrlFromEnv, ensureDatabase } from './database.js';
+export { DEFAULT_PG_URL, pgUrlFromEnv, ensureDatabase, createPool, isPostgresUnavailable, postgresError } from './database.js';
 export { MIGRATIONS_DIR, migrate } from './migrate.js';
 export { DECISION_CHANNEL, Projection } from './projection.js';
 export type { ApplyResult, PartitionHalt, PartitionHead, SourceOffset } from './projection.js';

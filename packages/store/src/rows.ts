@@ -1,3 +1,5 @@
+import { canonicalJson } from '@agent-ledger/core';
+
 /**
  * Row shapes of the projection tables and their column mapping. Values are
  * kept in ledger form (ISO timestamps, numbers for indexes), so a row folded
@@ -40,6 +42,8 @@ export interface GrantRow {
   readonly effect: 'allow' | 'block';
   readonly tier: number;
   readonly parentGrantId: string | null;
+  /** The argument constraints signed in the grant (SPEC.md section 7.2, rule 7), or null for none. Stored as canonical JSON text. */
+  readonly constraints: readonly Readonly<Record<string, unknown>>[] | null;
   /** Statement hash of the grant.proposed: what a cosignature names. */
   readonly proposalHash: string;
   readonly proposedBy: string;
@@ -316,6 +320,7 @@ export const GRANTS: TableSpec<GrantRow> = {
     column('reauthorized_expires_at', 'timestamptz', (r) => r.reauthorizedExpiresAt),
     column('reauthorized_at', 'bigint', (r) => r.reauthorizedAt),
     column('revoked_via', 'text', (r) => r.revokedVia),
+    column('constraints', 'text', (r) => (r.constraints === null ? null : canonicalJson(r.constraints))),
   ],
   read: (s) => ({
     grantId: str(s['grant_id']),
@@ -329,6 +334,7 @@ export const GRANTS: TableSpec<GrantRow> = {
     effect: s['effect'] as GrantRow['effect'],
     tier: num(s['tier']),
     parentGrantId: strOrNull(s['parent_grant_id']),
+    constraints: s['constraints'] === null || s['constraints'] === undefined ? null : (JSON.parse(str(s['constraints'])) as GrantRow['constraints']),
     proposalHash: str(s['proposal_hash']),
     proposedBy: str(s['proposed_by']),
     proposedAt: num(s['proposed_at']),

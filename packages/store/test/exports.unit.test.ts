@@ -11,15 +11,18 @@ test('the package index exports exactly the documented names', () => {
     'MIGRATIONS_DIR',
     'PROJECTION_TABLES',
     'Projection',
+    'createPool',
     'decisionFor',
     'decisionTrail',
     'enforcementRecords',
     'ensureDatabase',
     'grantTrail',
+    'isPostgresUnavailable',
     'listGrants',
     'listPending',
     'migrate',
     'pgUrlFromEnv',
+    'postgresError',
     'projectionDigest',
     'refusalMetrics',
     'resetProjection',
@@ -34,6 +37,16 @@ test('the Postgres URL comes from LEDGER_PG_URL, with a default', () => {
 
 test('ensureDatabase refuses a URL that names no database, before connecting', async () => {
   for (const url of ['not a url', 'mysql://h/db', 'postgres://h:5432/', `postgres://h/${'x'.repeat(64)}`]) {
-    await assert.rejects(store.ensureDatabase(url), (err: unknown) => (err as { code?: unknown }).code === 'SCHEMA_INVALID', url);
+    await assert.rejects(store.ensureDatabase(url), (err: unknown) => (err as { code?: unknown }).code === 'BAD_CONFIGURATION', url);
   }
+});
+
+test('a Postgres server that is not there is UNAVAILABLE and retryable, never a refusal code', async () => {
+  await assert.rejects(store.ensureDatabase('postgres://postgres@127.0.0.1:1/ledger_x'), (err: unknown) => {
+    const e = err as { code?: unknown; retryable?: unknown };
+    return e.code === 'UNAVAILABLE' && e.retryable === true;
+  });
+  assert.equal(store.isPostgresUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })), true);
+  assert.equal(store.isPostgresUnavailable(Object.assign(new Error('syntax error'), { code: '42601' })), false);
+  assert.equal((store.postgresError(Object.assign(new Error('password authentication failed'), { code: '28P01' }), 'connect') as { code?: unknown }).code, 'BAD_CONFIGURATION');
 });

@@ -44,6 +44,7 @@ test('migrations apply once, even from several processes starting at once', { ti
       [1, '001_projection.sql'],
       [2, '002_hex_checks.sql'],
       [3, '003_grant_trail.sql'],
+      [4, '004_grant_constraints.sql'],
     ],
   );
   await migrate(db.pool);

@@ -20,6 +20,7 @@ import {
 } from '@agent-ledger/core';
 import type { CheckpointResult, EntryResult, LineResult, TrailerResult } from './line-result.js';
 import { FoldFailure, type VerificationReport } from './report.js';
+import type { RulesRegistry } from '@agent-ledger/rulebook';
 import { DecisionReplay, type ReplayLimits } from './steps/replay-decisions.js';
 
 /** Options of the sequential fold. */
@@ -30,6 +31,8 @@ export interface FoldOptions {
   readonly knownCheckpoint?: string;
   /** Bounds of the decision replay's window of undecided proposals (replay itself is always on). */
   readonly replay?: ReplayLimits;
+  /** Released decision rules versions to replay with (default: every version the rulebook releases). */
+  readonly rules?: RulesRegistry;
 }
 
 interface PartitionState {
@@ -95,16 +98,16 @@ export class LedgerFold {
   /** Rules 14 and 15: every gate decision re-derived, every deadline proved, every fatigue signal re-derived. */
   readonly #replay: DecisionReplay;
   /** What rule 6 reads of an events statement, filled in for each entry. */
-  readonly #eventView: { type: string; author: EntryResult['author']; body: { agentId: string | null } } = {
+  readonly #eventView: { type: string; author: EntryResult['author']; body: { agentId: string | null; assurance: unknown } } = {
     type: '',
     author: { principal: '', keyId: '' },
-    body: { agentId: null },
+    body: { agentId: null, assurance: undefined },
   };
 
   constructor(trustRoot: TrustRoot, options: FoldOptions = {}) {
     this.#authority = new AuthorityState(trustRoot);
     this.#options = options;
-    this.#replay = new DecisionReplay(options.replay);
+    this.#replay = new DecisionReplay(options.replay, options.rules);
   }
 
   /** Entries fully verified so far. */
@@ -318,6 +321,8 @@ export class LedgerFold {
     view.type = entry.type;
     view.author = entry.author;
     view.body.agentId = entry.agentId;
+    // A response's assurance is bound to its signer's role (authority rules 2, SPEC.md section 7.3).
+    view.body.assurance = entry.type === 'human.response' ? entry.replayBody?.assurance : undefined;
     this.#authority.authorize(view as never, entry.signers, entry.authorityIndex);
   }
 
@@ -341,6 +346,8 @@ export class LedgerFold {
     if (result.partition !== current.partition || current.size === 0) {
       this.#fail(ReasonCode.CHECKPOINT_INVALID, `checkpoint for partition ${result.partition} out of place`, at);
     }
+    // SPEC.md section 8: a checkpoint line sits directly after the entry that makes its size; a second one there is out of place.
+    if (current.checkpointed === current.size) this.#fail(ReasonCode.CHECKPOINT_INVALID, `a second checkpoint of size ${current.size} in partition ${current.partition}`, at);
     const atAuthority = current.partition === AUTHORITY_PARTITION ? current.size : current.lastAuthorityIndex;
     const checkpoint = this.#guard(() => {
       const opened = openNote(result.note, this.#sequencerVerifiers(atAuthority));

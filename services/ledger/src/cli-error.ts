@@ -1,4 +1,4 @@
-import { LedgerError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalError } from '@agent-ledger/refusals';
 
 /** Exit status of every command: 0 fine, 1 the content is wrong, 2 usage or I/O. */
 export const Exit = { ok: 0, invalid: 1, usage: 2 } as const;
@@ -14,7 +14,7 @@ export function reportError(err: unknown): number {
     process.stderr.write(`ledger: ${err.message}\n`);
     return Exit.usage;
   }
-  if (err instanceof LedgerError) {
+  if (err instanceof LedgerError || err instanceof OperationalError) {
     process.stderr.write(`ledger: ${err.code}: ${err.message}\n`);
     return Exit.usage;
   }

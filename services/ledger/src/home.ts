@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
-import { BODY_SCHEMAS, EnvelopeSchema, createStatement, nodeEd25519, parseStrictJson, signStatement, type BodyOf, type Envelope, type Role, type Signer, type TrustRoot } from '@agent-ledger/core';
+import { BODY_SCHEMAS, EnvelopeSchema, LATEST_AUTHORITY_RULES_VERSION, createStatement, nodeEd25519, parseStrictJson, signStatement, type BodyOf, type Envelope, type Role, type Signer, type TrustRoot } from '@agent-ledger/core';
 import { newSigner, readKeyFile, writeKeyFile } from './keys.js';
 import { formatTrustRoot, readTrustRoot } from './trust-root-file.js';
 import { ChannelsConfigSchema } from './notify/channels-config.js';
@@ -59,12 +59,13 @@ export const LOCAL_PRINCIPALS: readonly { principal: string; file: string; roles
   { principal: 'admin:alice', file: 'admin-alice', roles: ['admin'] },
   { principal: 'admin:bob', file: 'admin-bob', roles: ['admin'] },
   { principal: 'sequencer:main', file: 'sequencer', roles: ['sequencer'] },
-  { principal: 'service:gate', file: 'gate', roles: ['service'] },
-  { principal: 'service:timer', file: 'timer', roles: ['service'] },
+  // Each service signs only the statement types of its role (SPEC.md section 7.3).
+  { principal: 'service:gate', file: 'gate', roles: ['gate'] },
+  { principal: 'service:timer', file: 'timer', roles: ['timer'] },
   { principal: 'approver:dana', file: 'approver-dana', roles: ['approver'] },
   { principal: 'approver:eli', file: 'approver-eli', roles: ['approver'] },
-  // The chat bridge signs answers given on chat platforms (assurance 'platform'); see MAX_PLATFORM_ASSURANCE_TIER.
-  { principal: 'bridge:chat', file: 'bridge-chat', roles: ['approver'] },
+  // The chat bridge signs answers given on chat platforms: platform assurance because of its role; see MAX_PLATFORM_ASSURANCE_TIER.
+  { principal: 'bridge:chat', file: 'bridge-chat', roles: ['bridge'] },
   { principal: 'agent:billing-bot', file: 'agent-billing-bot', roles: ['agent'] },
   { principal: 'agent:ops-bot', file: 'agent-ops-bot', roles: ['agent'] },
   { principal: 'agent:support-bot', file: 'agent-support-bot', roles: ['agent'] },
@@ -145,7 +146,8 @@ export function readGrantPolicy(path: string): NonNullable<BodyOf<'genesis'>['gr
 
 /**
  * `ledger init`: creates keys for the local principals, three root keys, a
- * genesis signed by two of them that registers everyone else, the trust root
+ * genesis signed by two of them that registers everyone else under the
+ * latest authority rules (each service with its own role), the trust root
  * and the configuration. Refuses to overwrite an existing installation.
  */
 export function initHome(
@@ -175,7 +177,7 @@ export function initHome(
   const installation = randomBytes(4).toString('hex');
   const freshnessMs = 300_000;
   const grantPolicy = options.grantPolicy === undefined ? {} : { grantPolicy: options.grantPolicy };
-  const statement = createStatement('genesis', { origin, eventPartitions, freshnessMs, rootKeys: trustRoot.rootKeys, rootThreshold: 2, keys, ...grantPolicy }, roots[0] as Signer);
+  const statement = createStatement('genesis', { origin, eventPartitions, freshnessMs, rootKeys: trustRoot.rootKeys, rootThreshold: 2, keys, authorityRulesVersion: LATEST_AUTHORITY_RULES_VERSION, ...grantPolicy }, roots[0] as Signer);
   const genesis = signStatement(statement, [roots[0] as Signer, roots[1] as Signer], nodeEd25519);
   const config: HomeConfig = {
     v: 1,

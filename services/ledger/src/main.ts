@@ -12,6 +12,17 @@ import { gateBenchCommand } from './commands/gate-bench.js';
 import { approveCommand, type ApproveOptions } from './commands/approve.js';
 import { grantsTrailCommand, type GrantsTrailOptions } from './commands/grants.js';
 import { rotateRootCommand, type RotateRootOptions } from './commands/rotate-root.js';
+import {
+  grantCosignCommand,
+  grantListCommand,
+  grantProposeCommand,
+  grantReauthorizeCommand,
+  grantRevokeCommand,
+  type GrantProposeOptions,
+  type GrantWriteOptions,
+} from './commands/grant-admin.js';
+import { keyCosignCommand, keyListCommand, keyRegisterCommand, keyRevokeCommand, keySubmitCommand, type KeyRegisterOptions, type KeyWriteOptions } from './commands/key-admin.js';
+import type { AdminOptions } from './commands/admin.js';
 
 function wholeNumber(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number');
@@ -32,7 +43,9 @@ const run =
 const program = new Command('ledger')
   .description('Signed, hash-chained audit ledger and action firewall for AI agents')
   .exitOverride()
-  .showHelpAfterError();
+  // A usage error is one typed line (BAD_ARGUMENT, exit 2) and a pointer to --help, never a stack trace.
+  .configureOutput({ outputError: (text, write) => write(`ledger: BAD_ARGUMENT: ${text.replace(/^error: /, '')}`) })
+  .showHelpAfterError('(run with --help for usage)');
 
 program
   .command('verify-chain')
@@ -161,6 +174,124 @@ grants
   .option('--home <dir>', 'installation directory')
   .option('--json', 'print the API answer as JSON')
   .action(run((grantId: string | undefined, opts: GrantsTrailOptions) => grantsTrailCommand(grantId, opts)));
+
+/** The options every admin command shares: who signs, which API, JSON output. */
+function adminOptions(command: Command, signs = true): Command {
+  if (signs) {
+    command
+      .option('--as <principal>', 'principal whose key in .ledger/keys/ signs (default: the first admin-*.key)')
+      .option('--signer-key <file>', 'a key file that signs instead of --as');
+  }
+  return command
+    .option('--api <url>', "API base URL (default: the installation's)")
+    .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
+    .option('--json', 'print one JSON object: {"ok":true,...} or {"ok":false,"error":{code,message,retryable}}');
+}
+
+const grant = program
+  .command('grant')
+  .description('write grants (signed with a local admin key, submitted through the API) and list them; exit 0 accepted, 1 refused by the ledger (its reason code), 2 usage, configuration or outage');
+adminOptions(
+  grant
+    .command('propose')
+    .description('propose a grant; it is in force only once other admins co-sign it (four eyes)')
+    .requiredOption('--grant-id <id>', 'grant id (1 to 256 characters)')
+    .requiredOption('--agent <principal>', 'the agent it authorises, e.g. agent:billing-bot')
+    .requiredOption('--action <type>', 'action type, e.g. payment.send')
+    .requiredOption('--target <resource>', 'target resource (a subtree pattern such as payments/vendors/* allowed)')
+    .option('--recipient <recipient>', 'recipient', 'none')
+    .requiredOption('--scope <scope>', 'scope')
+    .option('--effect <effect>', 'allow or block', 'allow')
+    .requiredOption('--tier <n>', 'highest risk tier it covers (0-4)', wholeNumber)
+    .option('--not-before <instant>', 'start of the window (default: now)')
+    .option('--expires-at <instant>', 'end of the window')
+    .option('--for <duration>', 'length of the window instead of --expires-at, e.g. 7d, 12h')
+    .option('--parent <grantId>', 'the grant this one is delegated from (it must be narrower)')
+    .option('--constraint <path=json>', 'an argument constraint, PATH=JSON, e.g. amount={"max":20} (repeat)', collect, [])
+    .option('--constraints-json <json|file>', 'the whole constraints value as JSON text or a file holding it')
+    .option('--wait', 'wait until it is on the authority stream and report its index'),
+).action(run((opts: GrantProposeOptions) => grantProposeCommand(opts)));
+adminOptions(
+  grant
+    .command('cosign')
+    .description('co-sign the write of a grant that waits for co-signatures (its proposal or a re-authorisation), after printing what it is')
+    .argument('<grantId>', 'grant id')
+    .option('--write <hash>', 'the statement hash of the write to co-sign (default: the latest one not in force)')
+    .option('--wait', 'wait until it is on the authority stream and report whether the grant is in force'),
+).action(run((grantId: string, opts: GrantWriteOptions & { write?: string }) => grantCosignCommand(grantId, opts)));
+adminOptions(
+  grant
+    .command('revoke')
+    .description('revoke a grant and every grant derived from it')
+    .argument('<grantId>', 'grant id')
+    .requiredOption('--reason <text>', 'why (recorded on the ledger)')
+    .option('--wait', 'wait until it is on the authority stream'),
+).action(run((grantId: string, opts: GrantWriteOptions & { reason: string }) => grantRevokeCommand(grantId, opts)));
+adminOptions(
+  grant
+    .command('reauthorize')
+    .description('extend a grant in force to a new end; another admin must co-sign it (ledger grant cosign)')
+    .argument('<grantId>', 'grant id')
+    .option('--expires-at <instant>', 'new end of the window')
+    .option('--for <duration>', 'new end as a duration from now, e.g. 30d')
+    .option('--wait', 'wait until it is on the authority stream'),
+).action(run((grantId: string, opts: GrantWriteOptions & { expiresAt?: string; for?: string }) => grantReauthorizeCommand(grantId, opts)));
+adminOptions(
+  grant
+    .command('list')
+    .description('list the grant table (GET /v1/grants)')
+    .option('--agent <principal>', 'only grants for this agent')
+    .option('--status <status>', 'only proposed, active or revoked grants'),
+  false,
+).action(run((opts: AdminOptions & { agent?: string; status?: string }) => grantListCommand(opts)));
+
+const key = program
+  .command('key')
+  .description('register and revoke keys (signed with local admin keys, possibly several, submitted through the API) and list them; exit 0 accepted, 1 refused by the ledger, 2 usage, configuration or outage');
+adminOptions(
+  key
+    .command('register')
+    .description('register a key for a principal with its roles; --out writes a partly signed statement for more admins (ledger key cosign)')
+    .requiredOption('--principal <id>', 'who the key speaks for, e.g. agent:billing-bot')
+    .requiredOption('--roles <roles>', `roles, comma-separated (${['admin', 'approver', 'agent', 'service', 'sequencer'].join(', ')})`)
+    .option('--key-id <hex>', 'the new key id (public key, 64 hex)')
+    .option('--new-key <file>', 'the new key file (its key id is read from it)')
+    .option('--prove', 'the new key (--new-key) signs too: proof of possession')
+    .option('--out <file>', 'write the signed statement here for more signers')
+    .option('--submit', 'with --out: submit it as well'),
+).action(run((opts: KeyRegisterOptions) => keyRegisterCommand(opts)));
+adminOptions(
+  key
+    .command('cosign')
+    .description('add a signature to a partly signed key statement (written in place or to --out); --submit sends it')
+    .argument('<file>', 'the signed statement file')
+    .option('--out <file>', 'write the result here instead of in place')
+    .option('--submit', 'submit it after signing'),
+).action(run((file: string, opts: KeyWriteOptions) => keyCosignCommand(file, opts)));
+adminOptions(
+  key
+    .command('submit')
+    .description('submit a signed key statement file')
+    .argument('<file>', 'the signed statement file'),
+  false,
+).action(run((file: string, opts: AdminOptions) => keySubmitCommand(file, opts)));
+adminOptions(
+  key
+    .command('revoke')
+    .description('revoke a key: nothing it signs after this entry counts')
+    .argument('<keyId>', 'the key id (64 hex)')
+    .requiredOption('--reason <text>', 'why (recorded on the ledger)')
+    .option('--out <file>', 'write the signed statement here for more signers')
+    .option('--submit', 'with --out: submit it as well'),
+).action(run((keyId: string, opts: KeyWriteOptions & { reason: string }) => keyRevokeCommand(keyId, opts)));
+key
+  .command('list')
+  .description("list the keys the authority stream registered (read from the installation's broker and folded as the ledger folds them)")
+  .option('--principal <id>', 'only this principal (revoked keys included)')
+  .option('--all', 'include revoked keys')
+  .option('--home <dir>', 'installation directory')
+  .option('--json', 'print one JSON object')
+  .action(run((opts: { home?: string; json?: boolean; principal?: string; all?: boolean }) => keyListCommand(opts)));
 
 program
   .command('rotate-root')

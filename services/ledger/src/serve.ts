@@ -1,14 +1,16 @@
 import { existsSync } from 'node:fs';
-import pg from 'pg';
-import { LedgerError } from '@agent-ledger/refusals';
-import { Registry, Gauge, collectDefaultMetrics } from 'prom-client';
+import type pg from 'pg';
+import { LedgerError, OperationalError } from '@agent-ledger/refusals';
+import { Registry, Counter, Gauge, collectDefaultMetrics } from 'prom-client';
 import { createKafkaBus, type LogBus, WriterFencedError } from '@agent-ledger/kafka';
-import { ensureDatabase, migrate } from '@agent-ledger/store';
+import { createPool, ensureDatabase, isPostgresUnavailable, migrate } from '@agent-ledger/store';
 import { AuthorityFollower } from './authority-follower.js';
-import { buildApi } from './api/server.js';
+import { buildApi, DEFAULT_RATE_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT } from './api/server.js';
+import { rateSettingsFrom } from './api/rate-limit.js';
+import { DependencyWatch, retrying } from './dependency-watch.js';
 import { LogIndex } from './api/log-index.js';
 import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
-import { decide, evolve, initialState, type GateState } from '@agent-ledger/gate';
+import { evolve, initialState, type GateState } from '@agent-ledger/gate';
 import { DeadlineTimer } from './gate/timer.js';
 import { fatigueSettingsFromEnv } from './gate/fatigue.js';
 import type { HomeConfig, LedgerHome } from './home.js';
@@ -61,7 +63,7 @@ function deadlineSettings(): { deadlinesMs?: Record<number, number> } {
 }
 
 /** The pure gate (packages/gate) as the worker's Decider. */
-const gateDecider: GateDecider<GateState> = { initialState, evolve, decide: (command, state) => decide(command, state) };
+const gateDecider: GateDecider<GateState> = { initialState, evolve };
 
 /**
  * Waits until every topic's partitions have a leader: topics created a moment
@@ -75,7 +77,7 @@ async function leadersElected(bus: LogBus, names: readonly string[], timeoutMs =
         await bus.endOffsets(name);
         break;
       } catch (err) {
-        if (Date.now() > deadline || !(err instanceof LedgerError) || !err.retryable) throw err;
+        if (Date.now() > deadline || !(err instanceof LedgerError || err instanceof OperationalError) || !err.retryable) throw err;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
@@ -109,16 +111,34 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   const config = home.config;
   const topics = topicNames(config.topicPrefix);
   const bus = createKafkaBus({ brokers: config.kafkaBrokers, clientId: `${topics.prefix}-${roles.join('-')}-${process.pid}` });
-  await bus.ensureTopics(topicSpecs(topics, config.eventPartitions));
-  await leadersElected(bus, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
-  await ensureDatabase(config.pgUrl);
-  const pool = new pg.Pool({ connectionString: config.pgUrl, max: 10 });
-  // An idle client's connection can drop (a Postgres restart); the pool replaces it on next use.
-  pool.on('error', (err) => log(`postgres: idle connection lost: ${err.message}`));
-  await migrate(pool);
+  // A broker or Postgres that is not up yet (both restarting with the host) is waited for, with back-off.
+  await retrying('broker', log, async () => {
+    await bus.ensureTopics(topicSpecs(topics, config.eventPartitions));
+    await leadersElected(bus, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
+  });
+  // A connection whose backend is terminated (pg_terminate_backend, a restart) fails its query and is dropped; never an unhandled 'error'.
+  const pool = createPool(config.pgUrl, { max: 10, onError: (err) => log(`postgres: connection lost: ${err.message}`) });
+  try {
+    await retrying('postgres', log, async () => {
+      await ensureDatabase(config.pgUrl);
+      await migrate(pool);
+    }, isPostgresUnavailable);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    await bus.close();
+    throw err;
+  }
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const watch = new DependencyWatch(bus, pool, topics.intake, log);
+  watch.start();
+  watch.register(registry);
+  const operationalErrors = new Counter({ name: 'ledger_role_operational_errors_total', help: 'Operational failures a role rode out (retried), by role and operational code', labelNames: ['role', 'code'], registers: [registry] });
+  const rodeOut = (role: string) => (err: { code: string; message: string }, stopped: boolean): void => {
+    operationalErrors.inc({ role, code: err.code });
+    log(`${role}: ${stopped ? 'consumer stopped' : 'retrying after'}: ${err.code}: ${err.message}`);
+  };
   const follower = new AuthorityFollower(bus, home.trustRoot, topics);
   const stops: (() => Promise<void>)[] = [];
   const sequencers: PartitionSequencer[] = [];
@@ -172,6 +192,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       topics: [topics.intake],
       fromBeginning: true,
       commitOffsets: false,
+      onError: rodeOut('sequencer'),
       onBatch: async (batch) => {
         const sequencer = byPartition.get(batch.partition);
         if (sequencer === undefined) throw new Error(`no sequencer for intake partition ${batch.partition} in this process`);
@@ -194,7 +215,10 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
           if (err instanceof WriterFencedError) {
             log(`sequencer ${s.partition} fenced by a newer instance: stopping`);
             reportFatal(err);
-          } else log(`checkpoint on ${s.partition} failed: ${(err as Error).message}`);
+          } else {
+            operationalErrors.inc({ role: 'sequencer', code: (err as { code?: string }).code ?? 'INTERNAL' });
+            log(`checkpoint on ${s.partition} failed: ${(err as Error).message}`);
+          }
         });
       }
     }, Math.max(50, Math.floor(config.checkpointIntervalMs / 2)));
@@ -212,11 +236,15 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     stops.push(() => g.stop());
     new Gauge({ name: 'ledger_grant_suggestions_total', help: 'grant.suggested statements signed by this gate (identical approvals an admin may turn into a grant)', registers: [registry], collect() { this.set(g.counters.grantSuggestions); } });
     new Gauge({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { for (const [approver, n] of g.rubberStamps) this.set({ approver }, n); } });
+    // Liveness: admitted proposals with no final decision 30 s after it was due (should stay 0).
+    new Gauge({ name: 'ledger_overdue_proposals', help: 'Admitted proposals without a final decision 30 s past their due time (first decision: at once; final: the request deadline)', registers: [registry], collect() { this.set(g.overdueProposals()); } });
+    new Gauge({ name: 'ledger_gate_commit_failures_total', help: 'Gate transactions that failed (the batch is redelivered and decided again)', registers: [registry], collect() { this.set(g.counters.commitFailures); } });
   }
   if (has('timer')) {
     const timer = new DeadlineTimer(bus, home.key('timer'), topics);
     await timer.start(topics.group(`timer-${process.pid}`));
     stops.push(() => timer.stop());
+    new Gauge({ name: 'ledger_timer_tick_failures_total', help: 'Timer ticks whose publish failed (retried at the next tick)', registers: [registry], collect() { this.set(timer.counters.tickFailures); } });
   }
   if (has('projector')) {
     projector = new Projector(bus, pool, config.eventPartitions, topics);
@@ -237,7 +265,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     const configured = await startConfiguredChannels(config.channels, log);
     webhookCallbackUrl = configured.webhookCallbackUrl;
     if (configured.channels.length === 0) log('notify: no chat channels configured: approvals come via the CLI (ledger approve) and the web page only');
-    const n = new NotifierRole(bus, { bridge: home.key('bridge-chat'), topics, eventPartitions: config.eventPartitions, channels: configured.channels, ...(config.channels?.order === undefined ? {} : { order: config.channels.order }), log });
+    const n = new NotifierRole(bus, { bridge: home.key('bridge-chat'), topics, eventPartitions: config.eventPartitions, channels: configured.channels, ...(config.channels?.order === undefined ? {} : { order: config.channels.order }), ...(config.channels?.escalation === undefined ? {} : { escalation: config.channels.escalation }), log });
     await n.start(topics.group('notify')).catch(async (err: unknown) => {
       await configured.close();
       throw err;
@@ -254,6 +282,13 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     const api = await buildApi({
       bus,
       pool,
+      pgUrl: config.pgUrl,
+      dependencies: () => watch.status(),
+      allowedHosts: (process.env.LEDGER_API_HOSTS ?? '').split(','),
+      rateLimit: rateSettingsFrom(process.env.LEDGER_API_RATE_LIMIT, DEFAULT_RATE_LIMIT, 'LEDGER_API_RATE_LIMIT'),
+      refusalRecordLimit: rateSettingsFrom(process.env.LEDGER_API_REFUSAL_RECORD_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT, 'LEDGER_API_REFUSAL_RECORD_LIMIT'),
+      ...(process.env.LEDGER_API_MAX_BACKLOG_MS === undefined ? {} : { maxBacklogMs: Number(process.env.LEDGER_API_MAX_BACKLOG_MS) }),
+      log,
       follower,
       logIndex,
       eventPartitions: config.eventPartitions,
@@ -263,8 +298,9 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       registry,
       health: async () => {
         const halted = projector === undefined ? [] : [...projector.halted.entries()].map(([partition, message]) => ({ partition, code: 'INTEGRITY_FAILURE', message }));
-        return { ok: halted.length === 0, detail: { halted, roles } };
+        return { ok: halted.length === 0, detail: { halted, roles, overdueProposals: gate?.overdueProposals() ?? null } };
       },
+      readyDetail: () => ({ overdueProposals: gate?.overdueProposals() ?? null }),
     });
     apiUrl = await api.app.listen({ host: '127.0.0.1', port: config.apiPort });
     log(`api listening on ${apiUrl}`);
@@ -275,6 +311,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   const stopAll = (): Promise<void> => {
     stopping ??= (async () => {
       for (const stop of stops.reverse()) await stop().catch((err: unknown) => log(`stop: ${(err as Error).message}`));
+      watch.stop();
       await follower.stop();
       await bus.close();
       await pool.end();

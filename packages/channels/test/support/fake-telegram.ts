@@ -37,7 +37,9 @@ export class FakeTelegram {
 
   constructor(token: string) {
     this.#token = token;
-    this.#server = createServer((req, res) => void this.#serve(req, res));
+    this.#server = createServer((req, res) => {
+    this.#serve(req, res).catch(() => res.destroy());
+  });
   }
 
   async start(): Promise<string> {

@@ -1,7 +1,7 @@
 import { LedgerError } from '@agent-ledger/refusals';
 import { Kafka } from 'kafkajs';
 import type { Admin, Producer } from 'kafkajs';
-import { UNREACHABLE_CODE, invalidArgument } from '../errors.js';
+import { invalidArgument, unavailable } from '../errors.js';
 import type { InRecord, LogBus, OutRecord, SubscribeOptions, Subscription, TopicSpec, TransactionalWriter } from '../log-bus.js';
 import { fromKafkaError } from './errors.js';
 import { kafkaLogLevel, ledgerLogCreator, type LogLevelName } from './logging.js';
@@ -25,8 +25,8 @@ export interface KafkaBusOptions {
   readonly logLevel?: LogLevelName;
 }
 
-function closedError(): LedgerError {
-  return new LedgerError(UNREACHABLE_CODE, 'the log bus is closed');
+function closedError(): Error {
+  return unavailable('the log bus is closed', { retryable: false });
 }
 
 /** The kafkajs 2.2.4 adapter of `LogBus`. */

@@ -1,5 +1,5 @@
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
-import { UNREACHABLE_CODE } from '../errors.js';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
+import { unavailable, type BusError } from '../errors.js';
 
 /**
  * Broker answers that mean "a newer producer with this transactional id
@@ -85,24 +85,24 @@ export function isFencing(error: unknown): boolean {
 }
 
 /**
- * A typed error for a failed kafkajs call. A LedgerError passes through. The
- * broker's answer decides the rest: rejected requests are SCHEMA_INVALID, a
- * missing topic or partition INTEGRITY_FAILURE, missing permissions
- * unreachable; all three are not retryable. Anything else (network, timeouts,
- * coordinator changes, kafkajs giving up after its own retries) is unreachable
- * and retryable.
+ * A typed error for a failed kafkajs call. A LedgerError or OperationalError
+ * passes through. The broker's answer decides the rest: rejected requests are
+ * BAD_ARGUMENT, a missing topic or partition INTEGRITY_FAILURE, missing
+ * permissions BAD_CONFIGURATION; all three are not retryable. Anything else
+ * (network, timeouts, coordinator changes, kafkajs giving up after its own
+ * retries) is UNAVAILABLE and retryable: an outage, never a refusal.
  */
-export function fromKafkaError(error: unknown, action: string): LedgerError {
-  if (error instanceof LedgerError) return error;
+export function fromKafkaError(error: unknown, action: string): BusError {
+  if (error instanceof LedgerError || error instanceof OperationalError) return error;
   const types = protocolErrorTypes(error);
   const detail = error instanceof Error ? error.message : String(error);
   const message = `${action}: ${detail}`;
   for (const type of types) {
-    if (REJECTED_REQUEST_TYPES.has(type)) return new LedgerError(ReasonCode.SCHEMA_INVALID, `${message} (${type})`, { cause: error });
-    if (DENIED_TYPES.has(type)) return new LedgerError(UNREACHABLE_CODE, `${message} (${type})`, { cause: error });
+    if (REJECTED_REQUEST_TYPES.has(type)) return new OperationalError(OperationalCode.BAD_ARGUMENT, `${message} (${type})`, { cause: error });
+    if (DENIED_TYPES.has(type)) return new OperationalError(OperationalCode.BAD_CONFIGURATION, `${message} (${type})`, { cause: error });
   }
   if (types.has('UNKNOWN_TOPIC_OR_PARTITION')) {
     return new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${message} (UNKNOWN_TOPIC_OR_PARTITION)`, { cause: error });
   }
-  return new LedgerError(UNREACHABLE_CODE, message, { cause: error, retryable: true });
+  return unavailable(message, { cause: error, retryable: true });
 }

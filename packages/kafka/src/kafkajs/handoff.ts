@@ -1,5 +1,5 @@
 import { LedgerError } from '@agent-ledger/refusals';
-import { UNREACHABLE_CODE } from '../errors.js';
+import { unavailable } from '../errors.js';
 
 /** Returned by `Handoff.take` once the producer side has finished and everything was taken. */
 export const END: unique symbol = Symbol('end');
@@ -91,7 +91,7 @@ export class Handoff<T> {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#wake = undefined;
-        reject(new LedgerError(UNREACHABLE_CODE, `no progress for ${stallMs} ms`, { retryable: true }));
+        reject(unavailable(`no progress for ${stallMs} ms`, { retryable: true }));
       }, stallMs);
       this.#wake = () => {
         clearTimeout(timer);

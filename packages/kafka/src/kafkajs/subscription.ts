@@ -1,6 +1,6 @@
-import { LedgerError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import { UNREACHABLE_CODE, invalidArgument } from '../errors.js';
+import { invalidArgument, type BusError } from '../errors.js';
 import type { InBatch, SubscribeOptions, Subscription } from '../log-bus.js';
 import { fromKafkaError } from './errors.js';
 import { quietly } from './quietly.js';
@@ -18,19 +18,20 @@ const HEARTBEAT_MS = 3_000;
  */
 class HandlerFailure extends Error {
   readonly retriable = true;
-  override readonly cause: LedgerError;
+  override readonly cause: BusError;
 
-  constructor(cause: LedgerError) {
+  constructor(cause: BusError) {
     super(cause.message);
     this.name = 'LedgerHandlerFailure';
     this.cause = cause;
   }
 }
 
-function fromHandlerError(error: unknown): LedgerError {
-  if (error instanceof LedgerError) return error;
+function fromHandlerError(error: unknown): BusError {
+  if (error instanceof LedgerError || error instanceof OperationalError) return error;
   const detail = error instanceof Error ? error.message : String(error);
-  return new LedgerError(UNREACHABLE_CODE, `batch handler failed: ${detail}`, { cause: error, retryable: true });
+  // An untyped throw is a bug in the handler; the batch is redelivered all the same.
+  return new OperationalError(OperationalCode.INTERNAL, `batch handler failed: ${detail}`, { cause: error, retryable: true });
 }
 
 function causedByHandler(error: unknown): boolean {
@@ -67,7 +68,7 @@ export class KafkajsSubscription implements Subscription {
   /** Joins the group and starts consuming. */
   static async start(kafka: Kafka, options: SubscribeOptions, onStop: (subscription: KafkajsSubscription) => void): Promise<KafkajsSubscription> {
     checkOptions(options);
-    const report = (error: LedgerError, stopped: boolean): void => {
+    const report = (error: BusError, stopped: boolean): void => {
       try {
         options.onError?.(error, stopped);
       } catch {
@@ -118,7 +119,7 @@ export class KafkajsSubscription implements Subscription {
   }
 }
 
-async function handleBatch(payload: EachBatchPayload, options: SubscribeOptions, report: (error: LedgerError, stopped: boolean) => void): Promise<void> {
+async function handleBatch(payload: EachBatchPayload, options: SubscribeOptions, report: (error: BusError, stopped: boolean) => void): Promise<void> {
   const { batch } = payload;
   // A stale batch was fetched before a seek or a rebalance: leave it unresolved and it is fetched again.
   if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) return;

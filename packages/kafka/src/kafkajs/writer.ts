@@ -1,6 +1,6 @@
 import { LedgerError } from '@agent-ledger/refusals';
 import type { Admin, Kafka, Producer, RecordMetadata, Transaction } from 'kafkajs';
-import { UNREACHABLE_CODE, WriterFencedError, invalidArgument } from '../errors.js';
+import { WriterFencedError, invalidArgument, unavailable, type BusError } from '../errors.js';
 import type { ConsumedOffset, OutRecord, TransactionalWriter } from '../log-bus.js';
 import { checkPartition, parseOffset } from '../offsets.js';
 import { fromKafkaError, isFencing } from './errors.js';
@@ -85,7 +85,7 @@ export class KafkajsTransactionalWriter implements TransactionalWriter {
   }
 
   async #commitNow(records: readonly OutRecord[], consumed: ConsumedOffset | undefined): Promise<void> {
-    if (this.#state === 'closed') throw new LedgerError(UNREACHABLE_CODE, `writer ${this.transactionalId} is closed`);
+    if (this.#state === 'closed') throw unavailable(`writer ${this.transactionalId} is closed`, { retryable: false });
     if (this.#state === 'fenced') throw new WriterFencedError(this.transactionalId, this.#fencedBy);
     if (consumed !== undefined) checkConsumed(consumed);
     await this.#deps.partitions.check(records);
@@ -97,9 +97,7 @@ export class KafkajsTransactionalWriter implements TransactionalWriter {
       // another writer could still commit. Taking the id now changes what the
       // log holds; the caller must read it again before writing.
       this.#producer = await this.#initialise();
-      throw new LedgerError(UNREACHABLE_CODE, `writer ${this.transactionalId} re-initialised after an earlier failure: rebuild state from the log, then retry`, {
-        retryable: true,
-      });
+      throw unavailable(`writer ${this.transactionalId} re-initialised after an earlier failure: rebuild state from the log, then retry`, { retryable: true });
     }
 
     const producer = this.#producer;
@@ -137,7 +135,7 @@ export class KafkajsTransactionalWriter implements TransactionalWriter {
   }
 
   /** Settles a failed transaction and returns the error to report. */
-  async #afterFailure(err: unknown, producer: Producer, transaction: Transaction | undefined): Promise<LedgerError> {
+  async #afterFailure(err: unknown, producer: Producer, transaction: Transaction | undefined): Promise<BusError> {
     if (!isFencing(err) && transaction?.isActive() === true) {
       try {
         await transaction.abort();

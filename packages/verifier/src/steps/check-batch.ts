@@ -31,6 +31,11 @@ function oversizeLine(line: number): LineResult {
   return { kind: 'error', line, code: ReasonCode.SCHEMA_INVALID, message: 'line exceeds the maximum length', claimed: null };
 }
 
+/** SPEC.md section 8: every line, the last one too, ends in a newline. */
+function unterminatedLine(line: number): LineResult {
+  return { kind: 'error', line, code: ReasonCode.SCHEMA_INVALID, message: 'the last line does not end in a newline (truncated?)', claimed: null };
+}
+
 /**
  * Step 1 over a batch on a worker: {@link checkLine} for every line, results
  * packed in order. Every line is checked but for its signatures and its
@@ -68,7 +73,7 @@ export function checkAndPackBatch(batch: LineBatch, ed25519: Ed25519Backend, cap
   for (let k = 0; k < batch.ends.length; k++) {
     const end = batch.ends[k] as number;
     const line = batch.firstLine + k;
-    const prepared = oversize.has(line) ? oversizeLine(line) : prepareLine(batch.bytes.subarray(start, end), line, batchMessages);
+    const prepared = oversize.has(line) ? oversizeLine(line) : line === batch.unterminated ? unterminatedLine(line) : prepareLine(batch.bytes.subarray(start, end), line, batchMessages);
     start = end;
     if (prepared.kind === 'unverified') {
       // What verifySignatures returns when they all verify.
@@ -92,7 +97,7 @@ export function* checkBatchLines(batch: LineBatch, ed25519: Ed25519Backend): Gen
   for (let k = 0; k < batch.ends.length; k++) {
     const end = batch.ends[k] as number;
     const line = batch.firstLine + k;
-    yield oversize.has(line) ? oversizeLine(line) : checkLine(batch.bytes.subarray(start, end), line, ed25519);
+    yield oversize.has(line) ? oversizeLine(line) : line === batch.unterminated ? unterminatedLine(line) : checkLine(batch.bytes.subarray(start, end), line, ed25519);
     start = end;
   }
 }

@@ -66,7 +66,8 @@ function claimedPosition(value: unknown): { partition: number; index: number } |
   const { partition, index, note } = value as { partition?: unknown; index?: unknown; note?: unknown };
   if (!Number.isSafeInteger(partition)) return null;
   if (typeof note === 'string' && index === undefined) return { partition: partition as number, index: -1 };
-  return Number.isSafeInteger(index) ? { partition: partition as number, index: index as number } : null;
+  // An entry's claimed index is never negative (-1 above marks a checkpoint).
+  return Number.isSafeInteger(index) && (index as number) >= 0 ? { partition: partition as number, index: index as number } : null;
 }
 
 /**

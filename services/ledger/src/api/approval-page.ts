@@ -3,9 +3,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import { Hash } from '@agent-ledger/core';
 import type { LogIndex } from './log-index.js';
+import { badArgument, errorBody, notFound } from './errors.js';
 
 /** What the approval routes need from the API process. */
 export interface ApprovalRouteDeps {
@@ -86,10 +86,10 @@ interface RequestLocation {
 
 async function entryWhenIndexed(logIndex: LogIndex, partition: number, index: number): Promise<unknown> {
   // The projection can run a moment ahead of this process's log index.
-  let text = logIndex.entryText(partition, index);
+  let text = await logIndex.entryText(partition, index);
   for (let tries = 0; text === undefined && tries < 100; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    text = logIndex.entryText(partition, index);
+    text = await logIndex.entryText(partition, index);
   }
   return text === undefined ? null : (JSON.parse(text) as unknown);
 }
@@ -112,14 +112,14 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRoute
 
   app.get<{ Params: { hash: string } }>('/v1/proposals/:hash', async (req, reply) => {
     const proposalHash = req.params.hash; // untrusted
-    if (!Hash.safeParse(proposalHash).success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'proposal must be a 64-hex statement hash');
+    if (!Hash.safeParse(proposalHash).success) throw badArgument('proposal must be a 64-hex statement hash');
     const found = await deps.pool.query(
       `SELECT partition, index, tier, risk, status FROM proposals WHERE proposal_hash = $1`,
       [proposalHash],
     );
     const row = found.rows[0] as Record<string, unknown> | undefined;
     if (row === undefined) {
-      return reply.code(404).send({ error: { code: ReasonCode.SCHEMA_INVALID, message: 'no such proposal on the log', retryable: true } });
+      return reply.code(404).send(errorBody(notFound('no such proposal on the log', true)));
     }
     const proposal: ProposalLocation = {
       partition: Number(row['partition']),
@@ -136,7 +136,7 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRoute
     const request: RequestLocation | undefined = requestRow === undefined ? undefined : { partition: Number(requestRow['partition']), index: Number(requestRow['index']) };
     const entry = await entryWhenIndexed(deps.logIndex, proposal.partition, proposal.index);
     if (entry === null) {
-      return reply.code(404).send({ error: { code: ReasonCode.SCHEMA_INVALID, message: 'the proposal entry is not indexed yet', retryable: true } });
+      return reply.code(404).send(errorBody(notFound('the proposal entry is not indexed yet', true)));
     }
     return {
       proposalHash,

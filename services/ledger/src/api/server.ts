@@ -1,7 +1,8 @@
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { createHash } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { Registry, Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
 import {
   EnvelopeSchema,
   Hash,
@@ -15,7 +16,6 @@ import {
 } from '@agent-ledger/core';
 import type { LogBus } from '@agent-ledger/kafka';
 import {
-  DECISION_CHANNEL,
   MAX_QUERY_LIMIT,
   decisionFor,
   decisionTrail,
@@ -23,19 +23,27 @@ import {
   grantTrail,
   listGrants,
   listPending,
+  postgresError,
   refusalMetrics,
 } from '@agent-ledger/store';
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { TopicNames } from '../topics.js';
 import type { LogIndex } from './log-index.js';
-import { errorBody, statusOf } from './errors.js';
+import { badArgument, errorBody, notFound, statusOf, type ApiError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { registerApprovalRoutes } from './approval-page.js';
+import { DecisionListener } from './decision-listener.js';
+import { HostAllowList } from './host-allow-list.js';
+import { RateLimiter, type RateSettings } from './rate-limit.js';
+import { StatementTracker } from './statement-status.js';
+import { REFUSED_DETAIL_HEADER, REFUSED_HEADER } from '../sequencer/partition-sequencer.js';
 
 /** What the API needs from the rest of the process. */
 export interface ApiDeps {
   readonly bus: LogBus;
   readonly pool: pg.Pool;
+  /** The Postgres URL: the decision listener holds its own connection. */
+  readonly pgUrl: string;
   readonly follower: AuthorityFollower;
   readonly logIndex: LogIndex;
   readonly eventPartitions: number;
@@ -43,65 +51,226 @@ export interface ApiDeps {
   readonly topics: TopicNames;
   /** Extra health checks (e.g. projector halted partitions). */
   readonly health: () => Promise<{ ok: boolean; detail: Record<string, unknown> }>;
+  /** Dependencies the process watches (broker, Postgres): /readyz is 503 while one is down. */
+  readonly dependencies?: () => Record<string, { up: boolean; error?: string }>;
   readonly registry?: Registry;
   /** The installation's trust-root keys, reported by /readyz so a client can tell which installation answers. */
   readonly rootKeys?: readonly string[];
+  /** Extra /readyz detail (e.g. the gate's overdue proposals). */
+  readonly readyDetail?: () => Record<string, unknown>;
+  /** Host names (with or without `:port`) the API answers besides the loopback forms of its own port. */
+  readonly allowedHosts?: readonly string[];
+  /** Statements one principal may submit: a token bucket. */
+  readonly rateLimit?: RateSettings;
+  /** Refusals of one principal recorded on the log: a token bucket (past it they are answered and counted only). */
+  readonly refusalRecordLimit?: RateSettings;
+  /** Longest wait of an accepted statement for the sequencer before new ones are refused with UNAVAILABLE (default: a third of the freshness window, at most 30 s). */
+  readonly maxBacklogMs?: number;
+  readonly log?: (message: string) => void;
 }
 
 const BODY_LIMIT = 256 * 1024;
 const MAX_WAIT_MS = 60_000;
 /** A grant id is up to 256 characters (`grant.proposed`); percent-encoded in a path it may take 12 bytes each. */
 const MAX_PARAM_LENGTH = 256 * 12;
+/** Longest query-string value the API reads. */
+const MAX_QUERY_VALUE = 1024;
 /** Decisions a grant trail lists by default (all are counted). */
 const TRAIL_DECISIONS = 1000;
+/** Default per-principal statement budget: bursts of 200, 100 a second sustained. */
+export const DEFAULT_RATE_LIMIT: RateSettings = { burst: 200, perSecond: 100 };
+/** Default per-principal budget of refusals written to the log: bursts of 20, one a second sustained. */
+export const DEFAULT_REFUSAL_RECORD_LIMIT: RateSettings = { burst: 20, perSecond: 1 };
+/** A statement id: UUIDv7 text. */
+const STATEMENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** Characters no parameter may carry (NUL and other controls): refused before any query. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** fastify's own error codes and what the API answers for them. */
+const FASTIFY_ERRORS: Readonly<Record<string, { status: number; error: () => ApiError }>> = {
+  FST_ERR_BAD_URL: { status: 400, error: () => badArgument('the URL is not valid percent-encoded UTF-8') },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 400, error: () => badArgument('a path parameter is too long') },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: () => badArgument('the body is not JSON') },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: () => badArgument('the body is empty') },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 400, error: () => new LedgerError(ReasonCode.SCHEMA_INVALID, 'body too large') },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, error: () => new LedgerError(ReasonCode.SCHEMA_INVALID, 'content type must be application/json') },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, error: () => badArgument('the content length does not match the body') },
+};
 
 /**
- * The HTTP API (fastify). Every body goes through the core's strict parser
- * and zod before anything else; every refusal is a 4xx carrying a
- * ReasonCode. Accepted statements are published to intake, where the
- * sequencer chains them (or records their rejection).
+ * The HTTP API. Statement submission checks bytes, JSON, schema and
+ * signatures before anything else; every refusal is a 4xx carrying a
+ * ReasonCode, every operational failure an OperationalCode
+ * (`{error:{code,message,retryable}}` always). Accepted statements are
+ * published to intake, where the sequencer chains them (or records their
+ * rejection); refusals of signed statements are published too, marked, so
+ * the sequencer records them as `intake.rejected`.
  */
-export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
+export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; close: () => Promise<void>; tracker: StatementTracker }> {
   const registry = deps.registry ?? new Registry();
   if (deps.registry === undefined) collectDefaultMetrics({ register: registry });
+  const log = deps.log ?? ((message: string) => process.stderr.write(`[ledger ${new Date().toISOString()}] ${message}\n`));
   const submitted = new Counter({ name: 'ledger_api_statements_total', help: 'Statements accepted for intake, by type', labelNames: ['type'], registers: [registry] });
-  const refused = new Counter({ name: 'ledger_api_refusals_total', help: 'Requests refused, by reason code', labelNames: ['code'], registers: [registry] });
+  const refused = new Counter({ name: 'ledger_api_refusals_total', help: 'Requests refused, by reason code (refusals only)', labelNames: ['code'], registers: [registry] });
+  const operational = new Counter({ name: 'ledger_api_operational_errors_total', help: 'Requests that failed for an operational reason (outage, bad argument, internal error), by operational code', labelNames: ['code'], registers: [registry] });
+  const recorded = new Counter({ name: 'ledger_api_refusals_recorded_total', help: 'API refusals of signed statements published to intake to be recorded as intake.rejected', labelNames: ['code'], registers: [registry] });
+  const unrecorded = new Counter({ name: 'ledger_api_refusals_unrecorded_total', help: 'API refusals not written to the log: the principal exceeded its refusal budget, or intake could not be reached', labelNames: ['reason'], registers: [registry] });
   const waitSeconds = new Histogram({ name: 'ledger_api_decision_wait_seconds', help: 'Time a long-poll waited for its decision', buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
-  new Gauge({ name: 'ledger_authority_index', help: 'Authority entries folded by this process', registers: [registry], collect() { this.set(deps.follower.current().size); } });
+  new Gauge({ name: 'ledger_authority_index', help: 'Authority entries folded by this process', registers: [registry], collect() { try { this.set(deps.follower.current().size); } catch { /* the follower failed: /readyz says so */ } } });
 
-  const app = Fastify({ bodyLimit: BODY_LIMIT, logger: false, routerOptions: { maxParamLength: MAX_PARAM_LENGTH } });
+  const tracker = new StatementTracker();
+  new Gauge({ name: 'ledger_api_pending_statements', help: 'Statements this API accepted that the sequencer has not written yet', registers: [registry], collect() { this.set(tracker.pendingCount); } });
+  new Gauge({ name: 'ledger_api_oldest_pending_seconds', help: 'How long the oldest accepted, unsequenced statement has waited', registers: [registry], collect() { this.set(tracker.oldestPendingMs(Date.now()) / 1000); } });
+  deps.logIndex.onEntry((partition, entry) => {
+    const statement = entry.envelope.statement;
+    if (statement.type === 'intake.rejected') {
+      const body = statement.body as { code: string; detail: string; input: string };
+      if (isReasonCode(body.code)) tracker.rejected(body.input, body.code, body.detail, partition, entry.index);
+    } else tracker.admitted(statement.id, partition, entry.index);
+  });
+  const rate = new RateLimiter(deps.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const recordBudget = new RateLimiter(deps.refusalRecordLimit ?? DEFAULT_REFUSAL_RECORD_LIMIT);
+  const hosts = new HostAllowList(deps.allowedHosts ?? []);
+
+  const app = Fastify({
+    bodyLimit: BODY_LIMIT,
+    logger: false,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Errors the router meets before any route or hook (bad percent-encoding, over-long parameters): typed like the rest.
+    frameworkErrors: (err, _req, reply) => {
+      const known = FASTIFY_ERRORS[err.code];
+      const error = known?.error() ?? badArgument('the request could not be routed');
+      if (error instanceof LedgerError) refused.inc({ code: error.code });
+      else operational.inc({ code: error.code });
+      void (reply as unknown as FastifyReply).code(known?.status ?? 400).send(errorBody(error));
+    },
+  });
   // Raw bytes in, so the strict parser (not fastify's JSON.parse) sees every body.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', (_req, _payload, done) => done(new LedgerError(ReasonCode.SCHEMA_INVALID, 'content type must be application/json'), undefined));
 
-  const fail = (reply: FastifyReply, err: LedgerError): FastifyReply => {
-    refused.inc({ code: err.code });
-    return reply.code(statusOf(err)).send(errorBody(err));
+  const fail = (reply: FastifyReply, err: ApiError, status = statusOf(err)): FastifyReply => {
+    if (err instanceof LedgerError) refused.inc({ code: err.code });
+    else operational.inc({ code: err.code });
+    return reply.code(status).send(errorBody(err));
   };
-  app.setErrorHandler((err, _req, reply) => {
-    if (err instanceof LedgerError) return fail(reply, err);
+  app.setErrorHandler((err, req, reply) => {
+    if (err instanceof LedgerError || err instanceof OperationalError) return fail(reply, err);
+    const code = (err as { code?: unknown }).code;
+    const known = typeof code === 'string' ? FASTIFY_ERRORS[code] : undefined;
+    if (known !== undefined) return fail(reply, known.error(), known.status);
     const status = (err as { statusCode?: number }).statusCode;
     if (status === 413) return fail(reply, new LedgerError(ReasonCode.SCHEMA_INVALID, 'body too large'));
-    if (status === 415 || (status !== undefined && status >= 400 && status < 500)) {
-      return fail(reply, new LedgerError(ReasonCode.SCHEMA_INVALID, (err as Error).message));
-    }
-    return fail(reply, new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'internal error', { retryable: true, cause: err }));
+    if (status !== undefined && status >= 400 && status < 500) return fail(reply, badArgument((err as Error).message));
+    // Postgres down or restarting: an outage, retryable. Anything else is the ledger's own bug: logged, never a refusal code.
+    const mapped = postgresError(err, 'the database');
+    if (mapped instanceof OperationalError) return fail(reply, mapped);
+    log(`api: internal error on ${req.method} ${req.routeOptions.url ?? '?'}: ${(err as Error).stack ?? String(err)}`);
+    return fail(reply, new OperationalError(OperationalCode.INTERNAL, 'internal error', { cause: err, retryable: true }));
   });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: { code: 'SCHEMA_INVALID', message: 'no such route', retryable: false } }));
+  app.setNotFoundHandler((_req, reply) => fail(reply, notFound('no such route')));
+
+  // Every request: the Host must be one this API serves (a page elsewhere cannot reach it by DNS rebinding),
+  // and its body must not be compressed (the byte limits apply to what arrives).
+  app.addHook('onRequest', async (req, reply) => {
+    const host = req.headers.host;
+    if (host === undefined || host === '') return fail(reply, badArgument('a Host header is required'));
+    const address = req.socket.localPort;
+    if (!hosts.allows(host, address)) return fail(reply, new OperationalError(OperationalCode.BAD_ARGUMENT, `host ${JSON.stringify(host.slice(0, 100))} is not served here`), 421);
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      return fail(reply, badArgument(`content encoding ${JSON.stringify(encoding.slice(0, 40))} is not accepted: send the body uncompressed`), 415);
+    }
+    return undefined;
+  });
+  // Path and query values are untrusted: no control characters (NUL first of all), no repeated keys, bounded length.
+  app.addHook('preValidation', async (req: FastifyRequest) => {
+    for (const [name, value] of Object.entries((req.params ?? {}) as Record<string, unknown>)) {
+      if (typeof value !== 'string' || CONTROL.test(value)) throw badArgument(`path parameter ${name} carries a control character`);
+    }
+    for (const [name, value] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
+      if (typeof value !== 'string') throw badArgument(`query parameter ${name.slice(0, 40)} is given more than once`);
+      if (value.length > MAX_QUERY_VALUE) throw badArgument(`query parameter ${name.slice(0, 40)} is too long`);
+      if (CONTROL.test(value)) throw badArgument(`query parameter ${name.slice(0, 40)} carries a control character`);
+    }
+  });
 
   // Decision long-poll: one LISTEN connection wakes every waiter of a proposal.
   const waiters = new Map<string, Set<() => void>>();
-  const listener = await deps.pool.connect();
-  await listener.query(`LISTEN ${DECISION_CHANNEL}`);
-  listener.on('notification', (msg) => {
-    const set = msg.payload === undefined ? undefined : waiters.get(msg.payload);
-    if (set !== undefined) for (const wake of set) wake();
-  });
+  const listener = new DecisionListener(
+    deps.pgUrl,
+    (proposal) => {
+      const set = waiters.get(proposal);
+      if (set !== undefined) for (const wake of set) wake();
+    },
+    {
+      // Notifications sent while no connection listened are lost: every waiter looks again.
+      onReconnect: () => {
+        for (const set of waiters.values()) for (const wake of set) wake();
+      },
+      log,
+    },
+  );
+  await listener.start();
+  new Gauge({ name: 'ledger_api_decision_listener_up', help: '1 while the decision LISTEN connection to Postgres is up', registers: [registry], collect() { this.set(listener.connected ? 1 : 0); } });
+  new Gauge({ name: 'ledger_api_decision_listener_losses', help: 'Decision LISTEN connections lost (and re-opened) since start', registers: [registry], collect() { this.set(listener.losses); } });
+  const expiry = setInterval(() => {
+    const freshnessMs = freshness();
+    if (freshnessMs !== undefined) tracker.expire(Date.now(), 2 * freshnessMs + 60_000);
+  }, 10_000);
+  expiry.unref();
+
+  function freshness(): number | undefined {
+    try {
+      return deps.follower.current().state.config?.freshnessMs;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Publishes a signed statement the API refused, marked so that the
+   * sequencer records it as `intake.rejected` with the API's code: every
+   * refusal of a signed statement is on the log and on its refusal topic.
+   * Bounded per principal, so a refusal flood cannot fill the log.
+   */
+  async function record(raw: Buffer, envelope: Envelope, err: LedgerError): Promise<void> {
+    const statement = envelope.statement;
+    tracker.refused(statement.id, err.code, err.message);
+    if (!recordBudget.take(statement.author.principal, Date.now())) {
+      unrecorded.inc({ reason: 'budget' });
+      return;
+    }
+    let partition: number;
+    try {
+      partition = partitionOf(statement, deps.eventPartitions);
+    } catch {
+      partition = 0;
+    }
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition > deps.eventPartitions) partition = 0;
+    try {
+      await deps.bus.publish([
+        {
+          topic: deps.topics.intake,
+          partition,
+          key: (statement.body as { agentId?: string }).agentId ?? null,
+          value: raw,
+          headers: { [REFUSED_HEADER]: err.code, [REFUSED_DETAIL_HEADER]: `refused at the API: ${err.message}`.slice(0, 300) },
+        },
+      ]);
+      recorded.inc({ code: err.code });
+    } catch (publishError) {
+      unrecorded.inc({ reason: 'unavailable' });
+      log(`api: could not record a refusal (${err.code}): ${(publishError as Error).message}`);
+    }
+  }
 
   app.post('/v1/statements', async (req, reply) => {
     if (!Buffer.isBuffer(req.body)) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'content type must be application/json');
-    const value = parseStrictJsonBytes(req.body, { maxBytes: BODY_LIMIT, maxDepth: 32 });
+    const raw = req.body;
+    const value = parseStrictJsonBytes(raw, { maxBytes: BODY_LIMIT, maxDepth: 32 });
     const parsed = EnvelopeSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -112,20 +281,72 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     if (statement.type === 'intake.rejected' || statement.type === 'genesis') {
       throw new LedgerError(ReasonCode.POLICY_VIOLATION, `${statement.type} cannot be submitted`);
     }
+    // Unsigned or badly signed input is refused without a trace on the log: anyone could send it.
     const signers = verifyEnvelopeSignatures(envelope, canonicalJson(statement), nodeEd25519);
+    const now = Date.now();
+    if (!rate.take(statement.author.principal, now)) {
+      const err = new LedgerError(ReasonCode.RATE_LIMIT, `${statement.author.principal} is over its statement budget`, { retryable: true });
+      await record(raw, envelope, err);
+      throw err;
+    }
     const { state, size } = deps.follower.current();
-    state.authorize(statement, signers, size);
-    // Registry and grant rules (four eyes, lifetimes, delegation...): refused here with the code the sequencer would record.
-    state.check(statement, Date.now());
+    try {
+      // What the API can know at once is answered at once, with the code the sequencer would record.
+      const freshnessMs = state.config?.freshnessMs;
+      const issuedAt = Date.parse(statement.issuedAt);
+      if (freshnessMs !== undefined && Math.abs(now - issuedAt) > freshnessMs) {
+        throw new LedgerError(ReasonCode.REPLAY, now > issuedAt ? 'statement is stale: issued longer ago than the freshness window' : 'statement is issued in the future beyond the freshness window');
+      }
+      if (tracker.seen(statement.id)) throw new LedgerError(ReasonCode.REPLAY, `statement ${statement.id} was already submitted`);
+      state.authorize(statement, signers, size);
+      // Registry and grant rules (four eyes, lifetimes, delegation...): refused here with the code the sequencer would record.
+      state.check(statement, now);
+      if (statement.type === 'human.response') await refuseClosedRequest((statement.body as { proposal: string }).proposal);
+    } catch (err) {
+      if (err instanceof LedgerError) await record(raw, envelope, err);
+      throw err;
+    }
+    // The ledger cannot sequence what it has not reached for a while: refuse now, retryable, instead of letting it go stale.
+    const backlogLimit = deps.maxBacklogMs ?? Math.min(30_000, Math.floor((state.config?.freshnessMs ?? 90_000) / 3));
+    const waited = tracker.oldestPendingMs(now);
+    if (waited > backlogLimit) {
+      throw new OperationalError(OperationalCode.UNAVAILABLE, `the ledger has not sequenced accepted statements for ${Math.round(waited / 1000)} s; try again shortly`, { retryable: true });
+    }
     const partition = partitionOf(statement, deps.eventPartitions);
-    await deps.bus.publish([{ topic: deps.topics.intake, partition, key: (statement.body as { agentId?: string }).agentId ?? null, value: JSON.stringify(envelope) }]);
+    const inputHash = createHash('sha256').update(raw).digest('hex');
+    tracker.accepted(statement.id, inputHash, now);
+    try {
+      await deps.bus.publish([{ topic: deps.topics.intake, partition, key: (statement.body as { agentId?: string }).agentId ?? null, value: raw }]);
+    } catch (err) {
+      tracker.forget(statement.id);
+      throw err;
+    }
     submitted.inc({ type: statement.type });
-    return reply.code(202).send({ id: statement.id, statementHash: statementHash(statement), partition });
+    return reply.code(202).send({ id: statement.id, statementHash: statementHash(statement), partition, status: `/v1/statements/${statement.id}` });
+  });
+
+  /** An answer to a request whose proposal already has its final decision changes nothing: STALE_APPROVAL at once. */
+  async function refuseClosedRequest(proposal: string): Promise<void> {
+    let decided: Awaited<ReturnType<typeof decisionFor>>;
+    try {
+      decided = await decisionFor(deps.pool, proposal);
+    } catch {
+      return; // Postgres unavailable: the gate judges the answer when it arrives.
+    }
+    if (decided !== null) throw new LedgerError(ReasonCode.STALE_APPROVAL, `proposal ${proposal.slice(0, 12)} already has its final decision (${decided.outcome})`);
+  }
+
+  app.get<{ Params: { id: string } }>('/v1/statements/:id', async (req) => {
+    const id = req.params.id;
+    if (!STATEMENT_ID.test(id)) throw badArgument('a statement id is a lower-case UUIDv7');
+    const status = tracker.status(id);
+    if (status === undefined) throw notFound(`statement ${id} was not submitted to this API (or its outcome is no longer kept)`);
+    return { id, ...status };
   });
 
   app.get<{ Params: { proposal: string }; Querystring: { waitMs?: string } }>('/v1/decisions/:proposal', async (req, reply) => {
     const proposal = req.params.proposal;
-    if (!Hash.safeParse(proposal).success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'proposal must be a 64-hex statement hash');
+    if (!Hash.safeParse(proposal).success) throw badArgument('proposal must be a 64-hex statement hash');
     const waitMs = Math.min(parseWholeNumber(req.query.waitMs ?? '0', 'waitMs'), MAX_WAIT_MS);
     const started = Date.now();
     let decision = await decisionFor(deps.pool, proposal);
@@ -154,45 +375,45 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     }
     if (decision === null) return reply.code(202).send({ proposal, decision: null });
     // The signed entry itself, so the client verifies the decision rather than trusting this server.
-    let text = deps.logIndex.entryText(decision.partition, decision.index);
+    let text = await deps.logIndex.entryText(decision.partition, decision.index);
     for (let tries = 0; text === undefined && tries < 100; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
-      text = deps.logIndex.entryText(decision.partition, decision.index);
+      text = await deps.logIndex.entryText(decision.partition, decision.index);
     }
     if (text === undefined) return reply.code(202).send({ proposal, decision: null });
     return reply.send({ proposal, decision, entry: JSON.parse(text) as unknown });
   });
 
-  // Paper trails. An unknown grant or decision is GRANT_MISSING (404), retryable: the projection may not have it yet.
+  // Paper trails. An unknown grant or decision is NOT_FOUND (404), retryable: the projection may not have it yet.
   app.get<{ Params: { grantId: string }; Querystring: { limit?: string } }>('/v1/grants/:grantId/trail', async (req) => {
     const grantId = checkGrantId(req.params.grantId);
-    const decisionLimit = Math.min(parseWholeNumber(req.query.limit ?? String(TRAIL_DECISIONS), 'limit'), MAX_QUERY_LIMIT);
+    const decisionLimit = Math.min(parseLimit(req.query.limit ?? String(TRAIL_DECISIONS)), MAX_QUERY_LIMIT);
     const trail = await grantTrail(deps.pool, grantId, { decisionLimit });
-    if (trail === null) throw new LedgerError(ReasonCode.GRANT_MISSING, `no grant ${grantId} in the projection`, { retryable: true });
+    if (trail === null) throw notFound(`no grant ${grantId} in the projection`, true);
     return trail;
   });
   app.get<{ Params: { proposal: string } }>('/v1/decisions/:proposal/trail', async (req) => {
     const proposal = req.params.proposal;
-    if (!Hash.safeParse(proposal).success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'proposal must be a 64-hex statement hash');
+    if (!Hash.safeParse(proposal).success) throw badArgument('proposal must be a 64-hex statement hash');
     const trail = await decisionTrail(deps.pool, proposal);
-    if (trail === null) throw new LedgerError(ReasonCode.GRANT_MISSING, `no final decision about proposal ${proposal} in the projection`, { retryable: true });
+    if (trail === null) throw notFound(`no final decision about proposal ${proposal} in the projection`, true);
     return { proposal, ...trail };
   });
-  app.get<{ Querystring: { limit?: string } }>('/v1/pending', async (req) => ({ pending: await listPending(deps.pool, { limit: Math.min(parseWholeNumber(req.query.limit ?? '100', 'limit'), 1000) }) }));
-  app.get<{ Querystring: { agentId?: string } }>('/v1/grants', async (req) => ({ grants: await listGrants(deps.pool, req.query.agentId === undefined ? {} : { agentId: req.query.agentId }) }));
+  app.get<{ Querystring: { limit?: string } }>('/v1/pending', async (req) => ({ pending: await listPending(deps.pool, { limit: Math.min(parseLimit(req.query.limit ?? '100'), 1000) }) }));
+  app.get<{ Querystring: { agentId?: string } }>('/v1/grants', async (req) => ({ grants: await listGrants(deps.pool, req.query.agentId === undefined ? {} : { agentId: checkAgentId(req.query.agentId) as string }) }));
   app.get('/v1/refusals/metrics', async () => ({ metrics: await refusalMetrics(deps.pool, {}) }));
   app.get<{ Querystring: { agentId?: string; limit?: string } }>('/v1/enforcement', async (req) => ({
-    records: await enforcementRecords(deps.pool, { ...(req.query.agentId === undefined ? {} : { agentId: req.query.agentId }), limit: Math.min(parseWholeNumber(req.query.limit ?? '100', 'limit'), 1000) }),
+    records: await enforcementRecords(deps.pool, { ...(req.query.agentId === undefined ? {} : { agentId: checkAgentId(req.query.agentId) as string }), limit: Math.min(parseLimit(req.query.limit ?? '100'), 1000) }),
   }));
   app.get<{ Querystring: { partition?: string } }>('/v1/checkpoints/latest', async (req, reply) => {
     const partition = parseWholeNumber(req.query.partition ?? '0', 'partition');
     const latest = deps.logIndex.latestCheckpoint(partition);
-    if (latest === undefined) return reply.code(404).send({ error: { code: 'SCHEMA_INVALID', message: `no checkpoint yet for partition ${partition}`, retryable: true } });
+    if (latest === undefined) return fail(reply, notFound(`no checkpoint yet for partition ${partition}`, true));
     return { partition, size: latest.size, note: latest.note };
   });
   app.get<{ Params: { partition: string; index: string } }>('/v1/receipts/:partition/:index', async (req, reply) => {
-    const receipt = deps.logIndex.receipt(parseWholeNumber(req.params.partition, 'partition'), parseWholeNumber(req.params.index, 'index'));
-    if (receipt === undefined) return reply.code(404).send({ error: { code: 'SCHEMA_INVALID', message: 'no checkpointed entry at that position yet', retryable: true } });
+    const receipt = await deps.logIndex.receipt(parseWholeNumber(req.params.partition, 'partition'), parseWholeNumber(req.params.index, 'index'));
+    if (receipt === undefined) return fail(reply, notFound('no checkpointed entry at that position yet', true));
     return receipt;
   });
   app.get<{ Querystring: { partition?: string; from?: string; to?: string } }>('/v1/consistency', async (req) => {
@@ -204,34 +425,62 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     const health = await deps.health();
     return reply.code(health.ok ? 200 : 503).send(health);
   });
+  // Ready when every dependency answers: Postgres, the decision listener, the authority follower, and what the process watches (the broker).
   app.get('/readyz', async (_req, reply) => {
+    const checks: Record<string, { up: boolean; error?: string }> = { ...(deps.dependencies?.() ?? {}) };
     try {
       deps.follower.current();
-      await deps.pool.query('SELECT 1');
-      return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [] });
+      checks['authority'] = { up: true };
     } catch (err) {
-      return reply.code(503).send({ ready: false, error: (err as Error).message });
+      checks['authority'] = { up: false, error: (err as Error).message };
     }
+    try {
+      await deps.pool.query('SELECT 1');
+      checks['postgres'] = { up: true };
+    } catch (err) {
+      checks['postgres'] = { up: false, error: (err as Error).message };
+    }
+    checks['decisionListener'] = listener.connected ? { up: true } : { up: false, error: 'reconnecting to Postgres' };
+    const ready = Object.values(checks).every((c) => c.up);
+    if (!ready) {
+      const down = Object.entries(checks).filter(([, c]) => !c.up).map(([name, c]) => `${name}: ${c.error ?? 'down'}`);
+      return reply.code(503).send({ ready: false, checks, error: { code: OperationalCode.UNAVAILABLE, message: down.join('; '), retryable: true } });
+    }
+    return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [], checks, pendingStatements: tracker.pendingCount, ...deps.readyDetail?.() });
   });
   app.get('/openapi.json', async () => openApiDocument());
   registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex });
 
   return {
     app,
+    tracker,
     close: async () => {
+      clearInterval(expiry);
       await app.close();
-      listener.release();
+      await listener.stop();
     },
   };
 }
 
 /** A grant id from a path (untrusted): what `grant.proposed` allows, 1 to 256 characters. */
 function checkGrantId(text: string): string {
-  if (text.length < 1 || text.length > 256) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'a grant id is 1 to 256 characters');
+  if (text.length < 1 || text.length > 256) throw badArgument('a grant id is 1 to 256 characters');
   return text;
 }
 
 function parseWholeNumber(text: string, name: string): number {
-  if (!/^\d{1,12}$/.test(text)) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${name} must be a whole number`);
+  if (!/^\d{1,12}$/.test(text)) throw badArgument(`${name} must be a whole number`);
   return Number(text);
+}
+
+function parseLimit(text: string): number {
+  const limit = parseWholeNumber(text, 'limit');
+  if (limit < 1) throw badArgument('limit must be at least 1');
+  return limit;
+}
+
+/** An agent id from a query (untrusted): a principal is at most 128 characters. */
+function checkAgentId(text: string | undefined): string | undefined {
+  if (text !== undefined && (text.length < 1 || text.length > 128)) throw badArgument('agentId is 1 to 128 characters');
+  return text;
 }

@@ -25,6 +25,7 @@ export const GrantSchema = z.object({
   effect: z.enum(['allow', 'block']),
   tier: z.number().int(),
   parentGrantId: z.string().nullable(),
+  constraints: z.array(z.record(z.string(), z.unknown())).nullable().optional().describe('argument constraints signed in the grant, or null'),
   proposalHash: z.string(),
   proposedBy: z.string(),
   proposedAt: Index,

@@ -14,7 +14,7 @@ import {
 } from '@agent-ledger/core';
 import { Exit, UsageError } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
-import { getJson } from './http.js';
+import { getOk } from './http.js';
 
 /** Options of `ledger approve`. */
 export interface ApproveOptions {
@@ -121,15 +121,13 @@ function checkedEntry(value: unknown, what: string): Entry {
  * genesis and name that proposal. What is shown is what is approved.
  */
 export async function loadPending(baseUrl: string, serviceKeys: ReadonlySet<string>): Promise<PendingItem[]> {
-  const { status, body } = await getJson(`${baseUrl}/v1/pending?limit=1000`);
-  if (status !== 200) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `GET /v1/pending: HTTP ${status}`, { retryable: status >= 500 });
+  const body = await getOk(`${baseUrl}/v1/pending?limit=1000`, 'GET /v1/pending');
   const rows = (body as { pending?: PendingRow[] }).pending ?? [];
   const items: PendingItem[] = [];
   for (const row of rows) {
     if (row.status !== 'pending') continue;
-    const detail = await getJson(`${baseUrl}/v1/proposals/${row.proposalHash}`);
-    if (detail.status !== 200) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `GET /v1/proposals/${row.proposalHash.slice(0, 16)}: HTTP ${detail.status}`, { retryable: true });
-    const answer = detail.body as { entry?: unknown; request?: unknown; risk?: number | null };
+    const detail = await getOk(`${baseUrl}/v1/proposals/${row.proposalHash}`, `GET /v1/proposals/${row.proposalHash.slice(0, 16)}`);
+    const answer = detail as { entry?: unknown; request?: unknown; risk?: number | null };
     const proposal = checkedEntry(answer.entry, 'proposal');
     const statement = proposal.envelope.statement;
     if (statement.type !== 'proposal.submitted' || statementHash(statement) !== row.proposalHash) {
@@ -232,7 +230,7 @@ function adminKey(home: LedgerHome, principal: string): Signer {
 
 /** Service keys named by the genesis: who may sign confirmation requests at the start of the log. */
 function serviceKeysOf(home: LedgerHome): Set<string> {
-  return new Set(home.genesis().statement.body.keys.filter((k) => k.roles.includes('service')).map((k) => k.keyId));
+  return new Set(home.genesis().statement.body.keys.filter((k) => k.roles.includes('service') || k.roles.includes('gate')).map((k) => k.keyId));
 }
 
 /**

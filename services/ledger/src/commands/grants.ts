@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import { LedgerError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { Hash } from '@agent-ledger/core';
 import { Exit } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
-import { getJson } from './http.js';
+import { checkApiUrl, getOk } from './http.js';
 import {
   DecisionTrailSchema,
   GrantTrailSchema,
@@ -36,36 +36,18 @@ function checkProposal(proposal: string): string {
   return proposal;
 }
 
-/** An API base URL (untrusted CLI input), without a trailing slash. */
-function checkApiUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch (err) {
-    throw new LedgerError(ReasonCode.SCHEMA_INVALID, `--api takes a URL such as http://127.0.0.1:8787, not ${text}`, { cause: err });
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LedgerError(ReasonCode.SCHEMA_INVALID, `--api takes an http or https URL, not ${text}`);
-  return url.href.replace(/\/+$/, '');
-}
-
 /**
  * GETs one trail route and checks the answer (untrusted) against its schema.
- * An error answer becomes a LedgerError with the server's ReasonCode (404:
- * GRANT_MISSING); an unreachable server or an answer that is not the
- * expected JSON becomes a typed error too.
+ * A refusal becomes a LedgerError with the server's ReasonCode (404:
+ * GRANT_MISSING); an unreachable server, a 5xx or an answer that is not the
+ * expected JSON an OperationalError (UNAVAILABLE, INTERNAL).
  */
 async function getTrail<S extends z.ZodType>(url: string, schema: S): Promise<z.infer<S>> {
-  const { status, body } = await getJson(url);
-  if (status !== 200) {
-    const error = (body as { error?: { code?: unknown; message?: unknown; retryable?: unknown } } | null)?.error;
-    const code = isReasonCode(error?.code) ? error.code : ReasonCode.INTEGRITY_FAILURE;
-    const message = typeof error?.message === 'string' ? error.message : `HTTP ${status}`;
-    throw new LedgerError(code, message, { retryable: error?.retryable === true || status >= 500 });
-  }
+  const body = await getOk(url, `GET ${url}`);
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${url}: not a trail (${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'})`);
+    throw new OperationalError(OperationalCode.INTERNAL, `${url}: not a trail (${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'})`);
   }
   return parsed.data;
 }

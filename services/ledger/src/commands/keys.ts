@@ -1,5 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { Principal, ROLES, createStatement, nodeEd25519, signStatement, type Role, type TrustRoot } from '@agent-ledger/core';
+import { LATEST_AUTHORITY_RULES_VERSION, Principal, ROLES, createStatement, nodeEd25519, signStatement, type Role, type TrustRoot } from '@agent-ledger/core';
 import { Exit, UsageError } from '../cli-error.js';
 import { newSigner, readKeyFile, writeKeyFile } from '../keys.js';
 import { formatTrustRoot } from '../trust-root-file.js';
@@ -69,6 +69,7 @@ export function genesisCommand(options: GenesisOptions): number {
       rootKeys: trustRoot.rootKeys,
       rootThreshold: trustRoot.threshold,
       keys,
+      authorityRulesVersion: LATEST_AUTHORITY_RULES_VERSION,
       ...(options.grantPolicy === undefined ? {} : { grantPolicy: readGrantPolicy(options.grantPolicy) }),
     },
     { principal: first.principal, keyId: first.keyId },

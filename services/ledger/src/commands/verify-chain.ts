@@ -1,9 +1,13 @@
-import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
+import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { availableParallelism } from 'node:os';
 import { SingleBar, Presets } from 'cli-progress';
 import { verifyBundle, type VerificationReport } from '@agent-ledger/verifier';
-import { readTrustRoot } from '../trust-root-file.js';
-import { Exit, UsageError } from '../cli-error.js';
+import { readSmallFile, readTrustRoot } from '../trust-root-file.js';
+import { Exit } from '../cli-error.js';
+
+/** Largest known-checkpoint file read: a signed note is a few hundred bytes. */
+const MAX_CHECKPOINT_BYTES = 64 * 1024;
 
 /** Options of `ledger verify-chain`. */
 export interface VerifyChainOptions {
@@ -18,12 +22,16 @@ export interface VerifyChainOptions {
 export async function verifyChainCommand(bundlePath: string, options: VerifyChainOptions): Promise<number> {
   const trustRoot = readTrustRoot(options.trustRoot);
   let knownCheckpoint: string | undefined;
-  if (options.knownCheckpoint !== undefined) knownCheckpoint = readFileSync(options.knownCheckpoint, 'utf8');
+  if (options.knownCheckpoint !== undefined) knownCheckpoint = readSmallFile(options.knownCheckpoint, MAX_CHECKPOINT_BYTES, 'known checkpoint');
   let size: number;
   try {
-    size = statSync(bundlePath).size;
+    const stat = statSync(bundlePath);
+    // A device, FIFO or directory may never end (/dev/zero): only a regular file is a bundle.
+    if (!stat.isFile()) throw new OperationalError(OperationalCode.BAD_ARGUMENT, `${bundlePath} is not a regular file`);
+    size = stat.size;
   } catch (err) {
-    throw new UsageError(`cannot read ${bundlePath}: ${(err as Error).message}`);
+    if (err instanceof OperationalError) throw err;
+    throw new OperationalError(OperationalCode.NOT_FOUND, `cannot read ${bundlePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   const workers = options.workers ?? Math.min(availableParallelism(), 8);
   const bar = process.stderr.isTTY && options.json !== true ? new SingleBar({ format: 'verify-chain [{bar}] {percentage}% | {entries} entries | eta {eta}s', stream: process.stderr }, Presets.shades_classic) : undefined;

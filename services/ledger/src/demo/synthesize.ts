@@ -19,9 +19,21 @@ import {
   type StatementType,
   type TrustRoot,
 } from '@agent-ledger/core';
-import { formatRefusal, type ReasonCode } from '@agent-ledger/refusals';
-import { decide as gateDecide, evolve, initialState } from '@agent-ledger/gate';
-import { RulesScreener, applyScreening, isScreened, screeningPolicy, screeningStatement } from '@agent-ledger/screen';
+import { LATEST_RULES_VERSION, evolve, initialState } from '@agent-ledger/gate';
+import { RulesScreener } from '@agent-ledger/screen';
+import {
+  DEFAULT_CONFIRMATION,
+  DEFAULT_FATIGUE,
+  RELEASED_RULES,
+  decide as lifeDecide,
+  evolve as lifeEvolve,
+  initialState as lifeInitial,
+  lifeEntryOf,
+  type LifeCommand,
+  type LifeState,
+  type RulesSpec,
+  type Said,
+} from '@agent-ledger/rulebook';
 import { BundleFileWriter } from '../bundle-writer.js';
 import { newSigner } from '../keys.js';
 import { formatTrustRoot } from '../trust-root-file.js';
@@ -39,6 +51,8 @@ export interface DemoOptions {
   readonly seed?: number;
   readonly startAt?: Date;
   readonly onProgress?: (entries: number) => void;
+  /** The decision rules version to write (default: the latest released one). */
+  readonly rulesVersion?: number;
 }
 
 /** What a demo ledger holds, for the summary printed after it is written. */
@@ -50,16 +64,15 @@ export interface DemoSummary {
   readonly refusalsByCode: Record<string, number>;
 }
 
-// The live gate's deadlines (DEFAULT_DEADLINES_MS): a tier 0-1 call above its channel threshold waits too.
-const TIER_DEADLINE_MS = [60_000, 60_000, 60_000, 30_000, 10_000];
-
 /**
  * Synthesizes a realistic, valid ledger: a genesis signed by 2 of 3 root keys,
  * key registrations and a revocation, grants with co-signatures, agents
  * proposing tool calls, classifications, screenings, confirmations, human
  * approvals and denials, timeouts with escalations, decisions, refusals of
  * several codes, rejected intake, and checkpoints; written as a bundle with
- * its trust root. It plays the sequencer: one chain per partition.
+ * its trust root. It plays the sequencer (one chain per partition) and the
+ * humans; what the gate and the timer sign is what the rulebook's Decider
+ * says, as in the live roles.
  */
 export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary> {
   const ed: Ed25519Backend = nodeEd25519;
@@ -92,6 +105,19 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
   // The pure gate decides every proposal, over the authority stream as written so far (as the live gate worker does).
   let gateState = initialState();
   const screener = new RulesScreener();
+  const released = RELEASED_RULES.get(options.rulesVersion ?? LATEST_RULES_VERSION);
+  if (released === undefined) throw new Error(`no released rules version ${String(options.rulesVersion)}`);
+  const rules: RulesSpec = released;
+  // The proposal-life state of each events partition, as the gate and the timer fold it.
+  const lives = new Map<number, LifeState>();
+  const lifeOf = (partition: number): LifeState => {
+    let life = lives.get(partition);
+    if (life === undefined) {
+      life = lifeInitial();
+      lives.set(partition, life);
+    }
+    return life;
+  };
 
   const sequence = (envelope: Envelope): Entry => {
     const partition = partitionOf(envelope.statement, eventPartitions);
@@ -111,7 +137,23 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
     const entry = sequence(envelope);
     const hash = statementHash(statement);
     if (entry.partition === 0) gateState = evolve(gateState, { statement, index: entry.index, statementHash: hash, sequencedAt: Date.parse(entry.sequencedAt) });
+    else lifeEvolve(lifeOf(entry.partition), lifeEntryOf(entry, hash));
+    if (type === 'decision.recorded') {
+      const outcome = (body as BodyOf<'decision.recorded'>).outcome;
+      byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
+    } else if (type === 'refusal.recorded') {
+      const code = (body as BodyOf<'refusal.recorded'>).code;
+      refusalsByCode[code] = (refusalsByCode[code] ?? 0) + 1;
+    }
     return { entry, hash };
+  };
+  /** Signs what the rulebook says for a partition, as the gate or the timer; returns the hashes by type. */
+  const sayAll = (partition: number, command: LifeCommand, signer: Signer): Map<string, string> => {
+    const hashes = new Map<string, string>();
+    for (const group of lifeDecide(command, lifeOf(partition)).groups) {
+      for (const said of group.statements as Said[]) hashes.set(said.type, say(said.type, said.body as never, signer).hash);
+    }
+    return hashes;
   };
 
   // Authority: genesis (2 of 3 roots), the rest of the keys, grants with co-signatures.
@@ -163,13 +205,21 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
   };
   writeGrant('grant-acme-invoices', 'pay-acme-invoice', 'allow', 30);
   writeGrant('grant-block-db-restart', 'restart-db-host', 'block', 365);
-  // The legacy agent makes one call, then its key is revoked (nothing after counts).
+  // The legacy agent makes one call, then another that is sequenced just
+  // before its key is revoked: decided after the revocation, it is blocked
+  // with KEY_REVOKED from rules version 2 on (nothing after counts).
   proposeAndDecide(pickByName('list-workspace'), legacy);
+  const lastCall = propose(pickByName('list-workspace'), legacy);
   say('key.revoked', { keyId: legacy.keyId, reason: 'agent decommissioned' }, alice);
+  decideAndAnswer(lastCall, legacy.principal, true);
 
   function proposeAndDecide(scenario: Scenario, agent: Signer): void {
+    decideAndAnswer(propose(scenario, agent), agent.principal, false);
+  }
+
+  function propose(scenario: Scenario, agent: Signer): { entry: Entry; hash: string } {
     const agentId = agent.principal;
-    const proposal = say(
+    return say(
       'proposal.submitted',
       {
         agentId,
@@ -186,53 +236,51 @@ export async function synthesizeDemo(options: DemoOptions): Promise<DemoSummary>
       },
       agent,
     );
+  }
+
+  /** The gate's first decision (and, when it leaves the call to a human, the human's answer or the timer's timeout and the final decision). */
+  function decideAndAnswer(proposal: { entry: Entry; hash: string }, agentId: string, keyRevoked: boolean): void {
     const p = proposal.hash;
-    const body = proposal.entry.envelope.statement.body as BodyOf<'proposal.submitted'>;
-    const gated = gateDecide({ now: Date.parse(proposal.entry.sequencedAt), channel: body.channel, context: body.context, proposal: body }, gateState);
-    let verdict = gated;
-    if (isScreened(gated)) {
-      // As the live gate worker does: the rules screener's signed verdict precedes the decision it shapes.
-      const screened = screener.screenNow({ proposal: body, proposalHash: p, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
-      say('screening.verdict', screeningStatement(screened, agentId, p), gate);
-      verdict = applyScreening(gated, screeningPolicy(gated.tier, screened.verdict));
-    }
-    say('classification.recorded', { agentId, proposal: p, tier: verdict.tier, risk: verdict.risk, rules: verdict.reasons.slice(0, 256).map((r) => r.slice(0, 256)) }, gate);
-    const decide = (outcome: 'allow' | 'verify_first' | 'block' | 'deny', code: ReasonCode | null, grant?: { grantId: string | null; grantEntry: number | null }): void => {
-      say(
-        'decision.recorded',
-        { agentId, proposal: p, outcome, code, tier: verdict.tier, risk: verdict.risk, authorityIndex: authority.size, grantId: grant?.grantId ?? null, grantEntry: grant?.grantEntry ?? null },
-        gate,
-      );
-      byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
-      if (code !== null && outcome !== 'verify_first') {
-        say('refusal.recorded', { agentId, proposal: p, code, refusal: formatRefusal(code, `${scenario.actionType} on ${scenario.targetResource}`) }, gate);
-        refusalsByCode[code] = (refusalsByCode[code] ?? 0) + 1;
-      }
+    const partition = proposal.entry.partition;
+    const life = lifeOf(partition);
+    const first: LifeCommand & { type: 'decide_proposal' } = {
+      type: 'decide_proposal',
+      proposal: p,
+      facts: { gate: gateState, keyRevoked, rules },
+      authorityIndex: authority.size,
+      nowMs: clock,
+      confirmation: DEFAULT_CONFIRMATION,
     };
-    decide(verdict.outcome, verdict.code, verdict);
-    if (verdict.outcome !== 'verify_first') return;
-    const deadlineMs = TIER_DEADLINE_MS[verdict.tier] ?? 30_000;
-    const deadline = new Date(clock + deadlineMs).toISOString();
-    const approvalsRequired = verdict.tier === 4 ? 2 : 1;
-    const request = say('confirmation.requested', { agentId, proposal: p, tier: verdict.tier, deadline, approvalsRequired, channels: ['cli', 'web'] }, gate);
+    const asked = lifeDecide(first, life);
+    // As the live gate worker does: the rules screener's signed verdict precedes the decision it shapes.
+    const screening = asked.screen === null ? undefined : screener.screenNow({ proposal: asked.screen.proposal.body, proposalHash: p, tier: asked.screen.gated.tier, risk: asked.screen.gated.risk, rules: asked.screen.gated.reasons });
+    sayAll(partition, screening === undefined ? first : { ...first, screening }, gate);
+    const open = life.confirmations.get(p);
+    const request = open?.request;
+    if (open === undefined || request === undefined || request === null) return;
+    const deadlineMs = request.deadlineMs - clock;
     const roll = random();
+    const settle = (): void => {
+      const hashes = sayAll(partition, { type: 'settle', proposal: p, rules, keyRevoked, authorityIndex: authority.size }, gate);
+      const decision = hashes.get('decision.recorded');
+      if (decision !== undefined) sayAll(partition, { type: 'signals', entry: decision, fatigue: DEFAULT_FATIGUE, sent: () => false }, gate);
+    };
     if (roll < 0.15) {
       clock += deadlineMs + 5;
-      say('timeout.recorded', { agentId, proposal: p, request: request.hash, deadline }, timer);
-      if (verdict.tier >= 3) say('escalation.raised', { agentId, proposal: p, level: verdict.tier === 4 ? 'emergency' : 'admin', reason: 'no answer before the deadline' }, timer);
-      decide('deny', 'TIMEOUT');
+      sayAll(partition, { type: 'tick', nowMs: clock }, timer);
+      settle();
       return;
     }
     clock += Math.floor(random() * deadlineMs * 0.5);
-    const first = Math.floor(random() * approvers.length);
+    const firstApprover = Math.floor(random() * approvers.length);
     const approve = roll < 0.75;
     // Distinct approvers, as many as the request needs (a denial needs one).
-    for (let k = 0; k < (approve ? approvalsRequired : 1); k++) {
-      const approver = approvers[(first + k) % approvers.length] as Signer;
-      say('human.response', { agentId, proposal: p, request: request.hash, answer: approve ? 'approve' : 'deny', assurance: 'self_signed', platformIdentity: null }, approver);
+    for (let k = 0; k < (approve ? request.approvalsRequired : 1); k++) {
+      const approver = approvers[(firstApprover + k) % approvers.length] as Signer;
+      const response = say('human.response', { agentId, proposal: p, request: request.hash, answer: approve ? 'approve' : 'deny', assurance: 'self_signed', platformIdentity: null }, approver);
+      sayAll(partition, { type: 'signals', entry: response.hash, fatigue: DEFAULT_FATIGUE, sent: () => false }, gate);
     }
-    if (approve) decide('allow', null);
-    else decide('deny', 'HUMAN_DENIED');
+    settle();
   }
 
   function pickByName(name: string): Scenario {

@@ -1,4 +1,3 @@
-import { formatRefusal, ReasonCode } from '@agent-ledger/refusals';
 import {
   EntrySchema,
   createStatement,
@@ -6,30 +5,40 @@ import {
   parseStrictJson,
   signStatement,
   statementHash,
-  type BodyOf,
   type Entry,
   type Signer,
   type Statement,
-  type StatementType,
 } from '@agent-ledger/core';
-import type { InBatch, LogBus, OutRecord, Subscription, TransactionalWriter } from '@agent-ledger/kafka';
+import { ChunkedCommitter, type InBatch, type InRecord, type LogBus, type OutRecord, type Subscription, type TransactionalWriter } from '@agent-ledger/kafka';
+import {
+  DEFAULT_CONFIRMATION,
+  DEFAULT_DEADLINES_MS,
+  DEFAULT_FATIGUE,
+  RELEASED_RULES,
+  decide,
+  evolve,
+  initialState,
+  lifeEntryOf,
+  remember,
+  type ConfirmationSettings,
+  type FatigueSettings,
+  type LifeCommand,
+  type LifeState,
+  type RulesSpec,
+  type Said,
+  type SaidGroup,
+} from '@agent-ledger/rulebook';
+import { LATEST_RULES_VERSION, type GateState } from '@agent-ledger/gate';
+import { RulesScreener, type Screener } from '@agent-ledger/screen';
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
-import { PendingConfirmations } from './pending.js';
-import { FatigueFold, type FatigueSettings, type FatigueSignal } from './fatigue.js';
-import { RulesScreener, applyScreening, isScreened, screeningPolicy, screeningStatement, type Screener } from '@agent-ledger/screen';
 
-/** Default confirmation deadlines by tier (ms): medium 60 s, high 30 s, critical 10 s. */
-export const DEFAULT_DEADLINES_MS: Readonly<Record<number, number>> = { 0: 60_000, 1: 60_000, 2: 60_000, 3: 30_000, 4: 10_000 };
+export { DEFAULT_DEADLINES_MS };
 
-/** The pure gate's Decider functions (packages/gate), injected so the worker holds no policy of its own. */
+/** The pure gate's authority fold (packages/gate), injected so the worker holds no policy of its own. */
 export interface GateDecider<S = unknown> {
   initialState(): S;
   evolve(state: S, event: { statement: Statement; index: number; statementHash: string; sequencedAt: number }): S;
-  decide(
-    command: { now: number; channel: BodyOf<'proposal.submitted'>['channel']; context: { environment?: string; crisis?: boolean; [key: string]: unknown }; proposal: BodyOf<'proposal.submitted'> },
-    state: S,
-  ): { outcome: 'allow' | 'verify_first' | 'block'; tier: 0 | 1 | 2 | 3 | 4; risk: number; code: ReasonCode | null; grantId: string | null; grantEntry: number | null; reasons: readonly string[] };
 }
 
 /** Settings of the gate worker. */
@@ -44,62 +53,69 @@ export interface GateWorkerSettings {
   readonly screener?: Screener;
   /** Channels a confirmation request names (default: cli and web). */
   readonly channels?: readonly ('cli' | 'web' | 'telegram' | 'discord' | 'webhook')[];
-  /** Grant suggestions and the rubber-stamp signal (defaults: {@link FatigueFold}). */
+  /** Grant suggestions and the rubber-stamp signal (defaults: the rulebook's DEFAULT_FATIGUE). */
   readonly fatigue?: Partial<FatigueSettings>;
+  /** The rules new decisions are made with (default: the latest released version). */
+  readonly rules?: RulesSpec;
+  /** Most bytes of output per transaction (default: the shared ChunkedCommitter bound). */
+  readonly transactionBytes?: number;
 }
 
-const DECIDED_MEMORY = 100_000;
+/** Marks of groups this process committed but may not have read back from the log yet (bounded). */
+const SENT_MEMORY = 100_000;
 
 /**
  * The gate as a service: folds the authority stream into the pure gate's
- * grant table, decides every proposal on the events stream, and signs the
- * classification, the decision (citing the authority index it was evaluated
- * against and the grant entry that matched), refusals and confirmation
- * requests. It also turns human responses and timeouts into final decisions.
- * Its statements go back through intake (the sequencer chains them); the
- * consumed offsets commit in the same Kafka transaction (exactly once).
+ * grant table and each events partition into the rulebook's proposal-life
+ * state, asks the rulebook what to sign (first decisions, final decisions,
+ * refusals of answers that did not count, fatigue signals), and signs and
+ * publishes exactly that. Its statements go back through intake (the
+ * sequencer chains them); output and consumed offsets commit together in
+ * transactions under the broker's limit (ChunkedCommitter), and nothing is
+ * marked sent before the transaction carrying it has committed.
  */
 export class GateWorker {
   readonly #bus: LogBus;
   readonly #follower: AuthorityFollower;
   readonly #settings: GateWorkerSettings;
-  readonly #decider: GateDecider;
-  #state: unknown;
+  readonly #authorityFold: GateDecider;
+  #gateState: unknown;
   readonly #screener: Screener;
-  #pending = new PendingConfirmations();
-  readonly #fatigue: FatigueFold;
-  /** Entries whose fatigue signals this process has sent. */
-  readonly #fatigueSent = new Set<string>();
-  readonly #writers = new Map<number, TransactionalWriter>();
-  /** Proposals whose first decision is on the log or sent (bounded: only redeliveries need it). */
-  readonly #decided = new Map<string, true>();
-  readonly #finalSent = new Set<string>();
+  readonly #rules: RulesSpec;
+  readonly #confirmation: ConfirmationSettings;
+  readonly #fatigue: FatigueSettings;
+  /** Proposal-life state per events partition (ledger partition number). */
+  readonly #lives = new Map<number, LifeState>();
+  readonly #writers = new Map<number, { writer: TransactionalWriter; committer: ChunkedCommitter }>();
+  /** Marks of committed groups ({@link SaidGroup.marks}). */
+  readonly #sent = new Map<string, true>();
   #subscription: Subscription | undefined;
-  readonly counters = { decisions: 0, allow: 0, verify_first: 0, block: 0, final: 0, grantSuggestions: 0 };
+  readonly counters = { decisions: 0, allow: 0, verify_first: 0, block: 0, final: 0, grantSuggestions: 0, refusedAnswers: 0, commitFailures: 0 };
   /** Rubber-stamp signals sent, by approver principal. */
   readonly rubberStamps = new Map<string, number>();
 
   constructor(bus: LogBus, follower: AuthorityFollower, settings: GateWorkerSettings, decider: GateDecider) {
     this.#screener = settings.screener ?? new RulesScreener();
-    this.#fatigue = new FatigueFold(settings.fatigue);
     this.#bus = bus;
-    this.#decider = decider;
-    this.#state = decider.initialState();
+    this.#authorityFold = decider;
+    this.#gateState = decider.initialState();
     this.#follower = follower;
     this.#settings = settings;
+    this.#rules = settings.rules ?? (RELEASED_RULES.get(LATEST_RULES_VERSION) as RulesSpec);
+    this.#confirmation = {
+      deadlinesMs: settings.deadlinesMs ?? DEFAULT_DEADLINES_MS,
+      criticalApprovals: settings.criticalApprovals ?? DEFAULT_CONFIRMATION.criticalApprovals,
+      channels: settings.channels ?? DEFAULT_CONFIRMATION.channels,
+    };
+    this.#fatigue = { ...DEFAULT_FATIGUE, ...settings.fatigue };
     follower.onEntry((entry, hash) => {
-      this.#state = this.#decider.evolve(this.#state, { statement: entry.envelope.statement, index: entry.index, statementHash: hash, sequencedAt: Date.parse(entry.sequencedAt) });
+      this.#gateState = this.#authorityFold.evolve(this.#gateState, { statement: entry.envelope.statement, index: entry.index, statementHash: hash, sequencedAt: Date.parse(entry.sequencedAt) });
     });
   }
 
   /** Catches up with the events log (state only), then starts deciding. */
   async start(): Promise<void> {
-    for (let kp = 0; kp < this.#settings.eventPartitions; kp++) {
-      for await (const record of this.#bus.readRange(this.#settings.topics.events, kp, '0')) {
-        const entry = parseEntry(record.value);
-        this.#observe(entry, statementHash(entry.envelope.statement));
-      }
-    }
+    await this.#catchUp();
     this.#subscription = await this.#bus.subscribe({
       groupId: this.#settings.topics.group('gate'),
       topics: [this.#settings.topics.events],
@@ -109,152 +125,179 @@ export class GateWorker {
     });
   }
 
-  #remember(proposal: string): void {
-    this.#decided.set(proposal, true);
-    if (this.#decided.size > DECIDED_MEMORY) {
-      const oldest = this.#decided.keys().next();
-      if (oldest.done !== true) this.#decided.delete(oldest.value);
+  async #catchUp(): Promise<void> {
+    for (let kp = 0; kp < this.#settings.eventPartitions; kp++) {
+      for await (const record of this.#bus.readRange(this.#settings.topics.events, kp, '0')) this.#fold(parseEntry(record.value), record.value.length);
     }
   }
 
-  /** Folds an entry into the queue, the decided set and the fatigue fold; returns the touched confirmation and the fatigue signals the entry calls for. */
-  #observe(entry: Entry, hash: string): { touched: ReturnType<PendingConfirmations['evolve']>; signals: readonly FatigueSignal[] } {
-    const signals = this.#fatigue.evolve(entry, hash);
-    const statement = entry.envelope.statement;
-    if (statement.type === 'decision.recorded') {
-      const body = statement.body as BodyOf<'decision.recorded'>;
-      this.#remember(body.proposal);
-      if (body.outcome !== 'verify_first') this.#finalSent.delete(body.proposal);
+  #life(partition: number): LifeState {
+    let life = this.#lives.get(partition);
+    if (life === undefined) {
+      life = initialState();
+      this.#lives.set(partition, life);
     }
-    return { touched: this.#pending.evolve(entry, hash), signals };
+    return life;
   }
 
-  async #writer(kafkaPartition: number): Promise<TransactionalWriter> {
-    let writer = this.#writers.get(kafkaPartition);
-    if (writer === undefined) {
-      writer = await this.#bus.writer(this.#settings.topics.group(`gate-${kafkaPartition}`));
-      this.#writers.set(kafkaPartition, writer);
+  /** Folds an entry into its partition's state (an entry already folded is skipped by index); returns its hash. */
+  #fold(entry: Entry, bytes: number): string {
+    const hash = statementHash(entry.envelope.statement);
+    evolve(this.#life(entry.partition), lifeEntryOf(entry, hash, bytes));
+    return hash;
+  }
+
+  /**
+   * Proposals admitted but without a final decision `graceMs` after they
+   * should have one: a first decision is due at once, a final one at its
+   * request's deadline. The liveness check (metric `ledger_overdue_proposals`
+   * and /readyz): it should always be 0.
+   */
+  overdueProposals(nowMs: number = Date.now(), graceMs = 30_000): number {
+    let overdue = 0;
+    for (const life of this.#lives.values()) {
+      for (const waiting of life.proposals.values()) if (waiting.sequencedAtMs + graceMs < nowMs) overdue += 1;
+      for (const open of life.confirmations.values()) {
+        if (open.request !== null && open.request.deadlineMs + graceMs < nowMs) overdue += 1;
+      }
     }
-    return writer;
+    return overdue;
+  }
+
+  async #writer(kafkaPartition: number, topic: string): Promise<ChunkedCommitter> {
+    let held = this.#writers.get(kafkaPartition);
+    if (held === undefined) {
+      const writer = await this.#bus.writer(this.#settings.topics.group(`gate-${kafkaPartition}`));
+      const committer = new ChunkedCommitter(writer, { groupId: this.#settings.topics.group('gate'), topic, partition: kafkaPartition }, this.#settings.transactionBytes);
+      held = { writer, committer };
+      this.#writers.set(kafkaPartition, held);
+    }
+    return held.committer;
   }
 
   async #handle(batch: InBatch): Promise<void> {
-    const out: OutRecord[] = [];
     const partition = ledgerPartitionOf(this.#settings.topics, batch.topic, batch.partition);
-    for (const record of batch.records) {
-      const entry = parseEntry(record.value);
-      const hash = statementHash(entry.envelope.statement);
-      const { touched, signals } = this.#observe(entry, hash);
-      const statement = entry.envelope.statement;
-      if (statement.type === 'proposal.submitted' && !this.#decided.has(hash)) {
-        // Never decide on an older registry than the proposal was sequenced against
-        // (a gate running apart from the sequencer may lag): verify-chain refuses that.
-        if (this.#follower.current().size < entry.authorityIndex) await this.#follower.waitFor(entry.authorityIndex, 30_000);
-        out.push(...(await this.#decideProposal(entry, hash, partition)));
-        this.#remember(hash);
-      } else if (statement.type === 'human.response' && touched !== undefined) {
-        // Judged on sequencer time: an answer sequenced after the deadline is refused, never honoured.
-        if (touched.status === 'pending' && Date.parse(entry.sequencedAt) > touched.deadlineMs) {
-          out.push(this.#say('refusal.recorded', { agentId: touched.agentId, proposal: touched.proposal, code: ReasonCode.STALE_APPROVAL, refusal: formatRefusal(ReasonCode.STALE_APPROVAL, `response by ${statement.author.principal} arrived after the deadline`) }, partition));
+    const committer = await this.#writer(batch.partition, batch.topic);
+    // Groups of this batch not committed yet: a second record of the batch must not say them again.
+    const inFlight = new Set<string>();
+    const sent = (mark: string): boolean => this.#sent.has(mark) || inFlight.has(mark);
+    try {
+      for (const record of committer.uncommitted(batch.records)) {
+        const groups = await this.#react(record, partition, sent);
+        const out: OutRecord[] = [];
+        const kept: SaidGroup[] = [];
+        for (const group of groups) {
+          if (group.marks.some(sent)) continue;
+          for (const mark of group.marks) inFlight.add(mark);
+          kept.push(group);
+          for (const statement of group.statements) out.push(this.#say(statement, partition));
         }
+        await committer.add(record.offset, out, () => {
+          for (const group of kept) {
+            for (const mark of group.marks) remember(this.#sent, mark, true, SENT_MEMORY);
+            this.#count(group);
+          }
+        });
       }
-      if (touched !== undefined && touched.status !== 'pending' && !touched.decided && !this.#finalSent.has(touched.proposal)) {
-        out.push(...this.#finalDecision(touched, partition));
-        this.#finalSent.add(touched.proposal);
+      await committer.flush();
+    } catch (err) {
+      // Nothing of the failed transaction was marked; the batch is redelivered
+      // and decided again. A writer that failed a transaction is replaced.
+      this.counters.commitFailures += 1;
+      const held = this.#writers.get(batch.partition);
+      this.#writers.delete(batch.partition);
+      await held?.writer.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Folds a record and asks the rulebook what it calls for. */
+  async #react(record: InRecord, partition: number, sent: (mark: string) => boolean): Promise<SaidGroup[]> {
+    const entry = parseEntry(record.value);
+    const hash = this.#fold(entry, record.value.length);
+    const life = this.#life(partition);
+    const statement = entry.envelope.statement;
+    const groups: SaidGroup[] = [];
+    const ask = (command: LifeCommand): void => {
+      groups.push(...decide(command, life).groups);
+    };
+    switch (statement.type) {
+      case 'proposal.submitted':
+        if (!sent(`first:${hash}`) && life.proposals.has(hash)) groups.push(...(await this.#firstDecision(entry, hash, life)));
+        break;
+      case 'human.response': {
+        ask({ type: 'answer', response: hash });
+        ask({ type: 'settle', proposal: (statement.body as { proposal: string }).proposal, ...this.#settleFacts(life, (statement.body as { proposal: string }).proposal) });
+        ask({ type: 'signals', entry: hash, fatigue: this.#fatigue, sent });
+        break;
       }
-      if (signals.length > 0 && !this.#fatigueSent.has(hash)) {
-        // Signals only: they are signed onto the log and counted, and change no decision.
-        this.#fatigueSent.add(hash);
-        if (this.#fatigueSent.size > DECIDED_MEMORY) this.#fatigueSent.delete(this.#fatigueSent.values().next().value as string);
-        for (const signal of signals) out.push(this.#signal(signal, partition));
+      case 'timeout.recorded': {
+        const proposal = (statement.body as { proposal: string }).proposal;
+        ask({ type: 'settle', proposal, ...this.#settleFacts(life, proposal) });
+        break;
       }
+      case 'decision.recorded':
+        ask({ type: 'signals', entry: hash, fatigue: this.#fatigue, sent });
+        break;
+      default:
+        break;
     }
-    const last = batch.records.at(-1);
-    if (last === undefined) return;
-    const writer = await this.#writer(batch.partition);
-    await writer.commit(out, { groupId: this.#settings.topics.group('gate'), topic: batch.topic, partition: batch.partition, nextOffset: (BigInt(last.offset) + 1n).toString() });
+    return groups;
   }
 
-  async #decideProposal(entry: Entry, hash: string, partition: number): Promise<OutRecord[]> {
-    const body = entry.envelope.statement.body as BodyOf<'proposal.submitted'>;
-    const authorityIndex = this.#follower.current().size;
-    const gated = this.#decider.decide(
-      {
-        now: Date.parse(entry.sequencedAt),
-        channel: body.channel,
-        context: body.context as { environment?: string; crisis?: boolean },
-        proposal: body,
-      },
-      this.#state,
-    );
-    const agentId = body.agentId;
-    const records: OutRecord[] = [];
-    let decision = gated;
-    if (isScreened(gated)) {
-      // The verdict is signed onto the log before the decision it shapes, so
-      // verify-chain can replay the same rule (applyScreening) from the bundle.
-      const screened = await this.#screener.screen({ proposal: body, proposalHash: hash, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
-      records.push(this.#say('screening.verdict', screeningStatement(screened, agentId, hash), partition));
-      decision = applyScreening(gated, screeningPolicy(gated.tier, screened.verdict));
-    }
-    this.counters.decisions += 1;
-    this.counters[decision.outcome] += 1;
-    records.push(
-      this.#say('classification.recorded', { agentId, proposal: hash, tier: decision.tier, risk: decision.risk, rules: decision.reasons.slice(0, 256).map((r) => r.slice(0, 256)) }, partition),
-      this.#say('decision.recorded', { agentId, proposal: hash, outcome: decision.outcome, code: decision.code, tier: decision.tier, risk: decision.risk, authorityIndex, grantId: decision.grantId, grantEntry: decision.grantEntry }, partition),
-    );
-    if (decision.outcome === 'block' && decision.code !== null) {
-      records.push(this.#say('refusal.recorded', { agentId, proposal: hash, code: decision.code, refusal: formatRefusal(decision.code, `${body.actionType} on ${body.targetResource}`) }, partition));
-    }
-    if (decision.outcome === 'verify_first') {
-      const deadlineMs = (this.#settings.deadlinesMs ?? DEFAULT_DEADLINES_MS)[decision.tier] ?? 30_000;
-      records.push(
-        this.#say('confirmation.requested', {
-          agentId,
-          proposal: hash,
-          tier: decision.tier,
-          deadline: new Date(Date.now() + deadlineMs).toISOString(),
-          approvalsRequired: decision.tier === 4 ? (this.#settings.criticalApprovals ?? 2) : 1,
-          channels: [...(this.#settings.channels ?? ['cli', 'web'])],
-        }, partition),
-      );
-    }
-    return records;
+  #settleFacts(life: LifeState, proposal: string): { rules: RulesSpec; keyRevoked: boolean; authorityIndex: number } {
+    const { state, size } = this.#follower.current();
+    const open = life.confirmations.get(proposal);
+    const key = open === undefined ? undefined : state.key(open.keyId);
+    return { rules: this.#rules, keyRevoked: key?.revokedAt !== undefined, authorityIndex: size };
   }
 
-  #finalDecision(pending: { proposal: string; agentId: string; tier: 0 | 1 | 2 | 3 | 4; status: string }, partition: number): OutRecord[] {
-    const authorityIndex = this.#follower.current().size;
-    const outcome = pending.status === 'approved' ? 'allow' : 'deny';
-    const code = pending.status === 'approved' ? null : pending.status === 'timed_out' ? ReasonCode.TIMEOUT : ReasonCode.HUMAN_DENIED;
-    this.counters.final += 1;
-    const records = [this.#say('decision.recorded', { agentId: pending.agentId, proposal: pending.proposal, outcome, code, tier: pending.tier, risk: 0, authorityIndex, grantId: null, grantEntry: null }, partition)];
-    if (code !== null) {
-      const detail = code === ReasonCode.TIMEOUT ? 'no human answered before the deadline' : 'an approver denied the action';
-      records.push(this.#say('refusal.recorded', { agentId: pending.agentId, proposal: pending.proposal, code, refusal: formatRefusal(code, detail) }, partition));
-    }
-    return records;
+  async #firstDecision(entry: Entry, hash: string, life: LifeState): Promise<readonly SaidGroup[]> {
+    // Never decide on an older registry than the proposal was sequenced against
+    // (a gate running apart from the sequencer may lag): verify-chain refuses that.
+    if (this.#follower.current().size < entry.authorityIndex) await this.#follower.waitFor(entry.authorityIndex, 30_000);
+    const { state, size } = this.#follower.current();
+    const key = state.key(entry.envelope.statement.author.keyId);
+    const command = {
+      type: 'decide_proposal' as const,
+      proposal: hash,
+      facts: { gate: this.#gateState as GateState, keyRevoked: key?.revokedAt !== undefined, rules: this.#rules },
+      authorityIndex: size,
+      nowMs: Date.now(),
+      confirmation: this.#confirmation,
+    };
+    const first = decide(command, life);
+    if (first.screen === null) return first.groups;
+    const { proposal, gated } = first.screen;
+    const screening = await this.#screener.screen({ proposal: proposal.body, proposalHash: hash, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
+    return decide({ ...command, screening }, life).groups;
   }
 
-  #signal(signal: FatigueSignal, partition: number): OutRecord {
-    if (signal.type === 'grant.suggested') {
-      this.counters.grantSuggestions += 1;
-      return this.#say('grant.suggested', signal.body, partition);
+  /** Counts a committed group by what it settles. */
+  #count(group: SaidGroup): void {
+    const first = group.marks[0] ?? '';
+    for (const statement of group.statements) {
+      if (statement.type === 'decision.recorded' && first.startsWith('first:')) {
+        this.counters.decisions += 1;
+        if (statement.body.outcome !== 'deny') this.counters[statement.body.outcome] += 1;
+      } else if (statement.type === 'decision.recorded') this.counters.final += 1;
+      else if (statement.type === 'grant.suggested') this.counters.grantSuggestions += 1;
+      else if (statement.type === 'approval.rushed') this.rubberStamps.set(statement.body.approver, (this.rubberStamps.get(statement.body.approver) ?? 0) + 1);
+      else if (statement.type === 'refusal.recorded' && first.startsWith('answer:')) this.counters.refusedAnswers += 1;
     }
-    this.rubberStamps.set(signal.body.approver, (this.rubberStamps.get(signal.body.approver) ?? 0) + 1);
-    return this.#say('approval.rushed', signal.body, partition);
   }
 
-  #say<T extends StatementType>(type: T, body: BodyOf<T>, partition: number): OutRecord {
+  #say(said: Said, partition: number): OutRecord {
     const signer = this.#settings.gate;
-    const statement = createStatement(type, body, signer);
+    const statement = createStatement(said.type, said.body, signer);
     const envelope = signStatement(statement, [signer], nodeEd25519);
-    return { topic: this.#settings.topics.intake, partition, key: (body as { agentId?: string }).agentId ?? null, value: JSON.stringify(envelope) };
+    return { topic: this.#settings.topics.intake, partition, key: (said.body as { agentId?: string }).agentId ?? null, value: JSON.stringify(envelope) };
   }
 
   /** Stops deciding. */
   async stop(): Promise<void> {
     await this.#subscription?.stop();
-    for (const writer of this.#writers.values()) await writer.close();
+    for (const held of this.#writers.values()) await held.writer.close();
   }
 }
 

@@ -1,9 +1,10 @@
-import { MAX_PLATFORM_ASSURANCE_TIER, type BodyOf, type Entry } from '@agent-ledger/core';
+import { MAX_PLATFORM_ASSURANCE_TIER, type Entry } from '@agent-ledger/core';
+import { evolve, initialState, lifeEntryOf, type LifeState, type OpenConfirmation } from '@agent-ledger/rulebook';
 
 /** Re-exported: the highest tier a platform-assurance (chat) answer counts at; see the core. */
 export { MAX_PLATFORM_ASSURANCE_TIER };
 
-/** One proposal waiting for a human, as the log says. */
+/** One proposal waiting for a human, as the rulebook's state says (a live view: it follows later entries). */
 export interface PendingConfirmation {
   readonly proposal: string;
   readonly request: string;
@@ -11,89 +12,90 @@ export interface PendingConfirmation {
   readonly tier: 0 | 1 | 2 | 3 | 4;
   readonly deadlineMs: number;
   readonly approvalsRequired: number;
-  readonly approvals: Set<string>;
-  status: 'pending' | 'approved' | 'denied' | 'timed_out';
+  readonly approvals: ReadonlySet<string>;
+  readonly status: 'pending' | 'approved' | 'denied' | 'timed_out';
   /** Set once the final decision is on the log. */
-  decided: boolean;
-  timeoutRecorded: boolean;
+  readonly decided: boolean;
+  readonly timeoutRecorded: boolean;
   /** Partition of the proposal (where every statement about it goes). */
   readonly partition: number;
 }
 
+/** A view of the rulebook's open confirmation; `decided` once it left its partition's state. */
+class ConfirmationView implements PendingConfirmation {
+  readonly #open: OpenConfirmation;
+  readonly #life: LifeState;
+
+  constructor(open: OpenConfirmation, life: LifeState) {
+    this.#open = open;
+    this.#life = life;
+  }
+  get proposal(): string { return this.#open.proposal; }
+  get request(): string { return this.#open.request?.hash ?? ''; }
+  get agentId(): string { return this.#open.agentId; }
+  get tier(): 0 | 1 | 2 | 3 | 4 { return this.#open.tier as 0 | 1 | 2 | 3 | 4; }
+  get deadlineMs(): number { return this.#open.request?.deadlineMs ?? 0; }
+  get approvalsRequired(): number { return this.#open.request?.approvalsRequired ?? 1; }
+  get approvals(): ReadonlySet<string> { return this.#open.approvals; }
+  get status(): PendingConfirmation['status'] { return this.#open.status; }
+  get decided(): boolean { return this.#life.confirmations.get(this.#open.proposal) !== this.#open; }
+  get timeoutRecorded(): boolean { return this.#open.timeoutRecorded; }
+  get partition(): number { return this.#open.partition; }
+}
+
 /**
- * The confirmation queue as a fold over the events stream: requests, human
- * responses, timeouts and final decisions. Both the gate (final decisions)
- * and the timer (deadlines) fold it, so a restart rebuilds it from the log.
+ * The confirmation queue for roles that route or list confirmations (the
+ * notifier): the rulebook's proposal-life state per events partition, read
+ * through views. It holds no rule of its own: which answers count, timeouts
+ * and decisions are the rulebook's `evolve`.
  */
 export class PendingConfirmations {
-  readonly #byProposal = new Map<string, PendingConfirmation>();
+  readonly #lives = new Map<number, LifeState>();
+  readonly #views = new WeakMap<OpenConfirmation, ConfirmationView>();
 
-  /** The entry's effect on the queue; returns the touched confirmation, if any. */
+  /** The entry's effect on the queue; returns the touched confirmation (with its request), if any. */
   evolve(entry: Entry, statementHash: string): PendingConfirmation | undefined {
-    const statement = entry.envelope.statement;
-    switch (statement.type) {
-      case 'confirmation.requested': {
-        const body = statement.body as BodyOf<'confirmation.requested'>;
-        const pending: PendingConfirmation = {
-          proposal: body.proposal,
-          request: statementHash,
-          agentId: body.agentId,
-          tier: body.tier as 0 | 1 | 2 | 3 | 4,
-          deadlineMs: Date.parse(body.deadline),
-          approvalsRequired: body.approvalsRequired,
-          approvals: new Set(),
-          status: 'pending',
-          decided: false,
-          timeoutRecorded: false,
-          partition: entry.partition,
-        };
-        this.#byProposal.set(body.proposal, pending);
-        return pending;
-      }
-      case 'human.response': {
-        const body = statement.body as BodyOf<'human.response'>;
-        const pending = this.#byProposal.get(body.proposal);
-        if (pending === undefined || pending.request !== body.request || pending.status !== 'pending') return pending;
-        // Policy: a platform-assurance answer above MAX_PLATFORM_ASSURANCE_TIER is not evidence enough (neither approve nor deny).
-        if (body.assurance === 'platform' && pending.tier > MAX_PLATFORM_ASSURANCE_TIER) return pending;
-        // Judged on sequencer time: a response sequenced after the deadline never counts.
-        if (Date.parse(entry.sequencedAt) > pending.deadlineMs) return pending;
-        if (body.answer === 'deny') pending.status = 'denied';
-        else {
-          pending.approvals.add(statement.author.principal);
-          if (pending.approvals.size >= pending.approvalsRequired) pending.status = 'approved';
-        }
-        return pending;
-      }
-      case 'timeout.recorded': {
-        const body = statement.body as BodyOf<'timeout.recorded'>;
-        const pending = this.#byProposal.get(body.proposal);
-        if (pending === undefined) return undefined;
-        pending.timeoutRecorded = true;
-        if (pending.status === 'pending') pending.status = 'timed_out';
-        return pending;
-      }
-      case 'decision.recorded': {
-        const body = statement.body as BodyOf<'decision.recorded'>;
-        const pending = this.#byProposal.get(body.proposal);
-        if (pending !== undefined && body.outcome !== 'verify_first') {
-          pending.decided = true;
-          this.#byProposal.delete(body.proposal);
-        }
-        return pending;
-      }
-      default:
-        return undefined;
+    let life = this.#lives.get(entry.partition);
+    if (life === undefined) {
+      life = initialState();
+      this.#lives.set(entry.partition, life);
     }
+    const statement = entry.envelope.statement;
+    const proposal = (statement.body as { proposal?: unknown }).proposal;
+    const before = typeof proposal === 'string' ? life.confirmations.get(proposal) : undefined;
+    evolve(life, lifeEntryOf(entry, statementHash));
+    if (typeof proposal !== 'string') return undefined;
+    const open = life.confirmations.get(proposal) ?? before;
+    if (open === undefined || open.request === null) return undefined;
+    let view = this.#views.get(open);
+    if (view === undefined) {
+      view = new ConfirmationView(open, life);
+      this.#views.set(open, view);
+    }
+    return view;
   }
 
   /** Confirmations still waiting whose deadline has passed at `nowMs`. */
   overdue(nowMs: number): PendingConfirmation[] {
-    return [...this.#byProposal.values()].filter((p) => p.status === 'pending' && !p.timeoutRecorded && p.deadlineMs < nowMs);
+    const found: PendingConfirmation[] = [];
+    for (const life of this.#lives.values()) {
+      for (const open of life.confirmations.values()) {
+        if (open.request === null || open.status !== 'pending' || open.timeoutRecorded || open.request.deadlineMs >= nowMs) continue;
+        let view = this.#views.get(open);
+        if (view === undefined) {
+          view = new ConfirmationView(open, life);
+          this.#views.set(open, view);
+        }
+        found.push(view);
+      }
+    }
+    return found;
   }
 
   /** Number of confirmations not yet decided. */
   get size(): number {
-    return this.#byProposal.size;
+    let size = 0;
+    for (const life of this.#lives.values()) size += life.confirmations.size;
+    return size;
   }
 }

@@ -1,26 +1,34 @@
 import { createStatement, nodeEd25519, signStatement, statementHash, type Signer } from '@agent-ledger/core';
-import type { LogBus, Subscription } from '@agent-ledger/kafka';
+import type { LogBus, OutRecord, Subscription } from '@agent-ledger/kafka';
+import { decide, evolve, initialState, lifeEntryOf, remember, type LifeState, type Said, type SaidGroup } from '@agent-ledger/rulebook';
 import type { TopicNames } from '../topics.js';
 import { parseEntry } from './gate-worker.js';
-import { PendingConfirmations } from './pending.js';
+
+/** Marks of published timeouts this process remembers (bounded). */
+const SENT_MEMORY = 100_000;
 
 /**
- * Turns deadlines into signed timeouts. It folds the events stream into the
- * confirmation queue and, when a request's deadline passes unanswered, signs
- * `timeout.recorded` (and, for high and critical tiers, an escalation to an
- * admin or an emergency notification). It never approves anything: the gate
- * turns the timeout into a deny with TIMEOUT.
+ * Turns deadlines into signed timeouts. It folds each events partition into
+ * the rulebook's proposal-life state and, every tick, signs what the
+ * rulebook's `tick` says: `timeout.recorded` and its escalation for every
+ * request still pending by the rules past its deadline (an answer that did
+ * not count, misrouted or late, never stops it). It never approves anything:
+ * the gate turns the timeout into a deny with TIMEOUT. A failed publish is
+ * counted and retried at the next tick; a tick never rejects.
  */
 export class DeadlineTimer {
   readonly #bus: LogBus;
   readonly #signer: Signer;
   readonly #topics: TopicNames;
-  readonly #pending = new PendingConfirmations();
-  readonly #sent = new Set<string>();
+  readonly #lives = new Map<number, LifeState>();
+  /** Marks of published groups (`timeout:<request>`). */
+  readonly #sent = new Map<string, true>();
   #subscription: Subscription | undefined;
   #interval: NodeJS.Timeout | undefined;
   #ticking = false;
-  readonly counters = { timeouts: 0, escalations: 0 };
+  readonly counters = { timeouts: 0, escalations: 0, tickFailures: 0 };
+  /** The last tick's failure, if the last tick failed. */
+  lastFailure: Error | undefined;
 
   constructor(bus: LogBus, signer: Signer, topics: TopicNames) {
     this.#bus = bus;
@@ -36,49 +44,53 @@ export class DeadlineTimer {
       fromBeginning: true,
       commitOffsets: false,
       onBatch: async (batch) => {
-        for (const record of batch.records) {
-          const entry = parseEntry(record.value);
-          this.#pending.evolve(entry, statementHash(entry.envelope.statement));
-        }
+        for (const record of batch.records) this.observe(parseEntry(record.value), record.value.length);
       },
     });
     this.#interval = setInterval(() => void this.tick(), tickMs);
   }
 
-  /** Signs timeouts for every overdue request not already handled. */
-  async tick(): Promise<void> {
+  /** Folds one events entry into its partition's state. */
+  observe(entry: ReturnType<typeof parseEntry>, bytes = 0): void {
+    let life = this.#lives.get(entry.partition);
+    if (life === undefined) {
+      life = initialState();
+      this.#lives.set(entry.partition, life);
+    }
+    evolve(life, lifeEntryOf(entry, statementHash(entry.envelope.statement), bytes));
+  }
+
+  /** Signs timeouts for every overdue request not already published; never rejects (a failure is counted and retried next tick). */
+  async tick(nowMs: number = Date.now()): Promise<void> {
     if (this.#ticking) return;
     this.#ticking = true;
     try {
-      const now = Date.now();
-      const records = [];
-      for (const pending of this.#pending.overdue(now)) {
-        if (this.#sent.has(pending.request)) continue;
-        this.#sent.add(pending.request);
-        const base = { agentId: pending.agentId, proposal: pending.proposal };
-        records.push(this.#record({ type: 'timeout.recorded', body: { ...base, request: pending.request, deadline: new Date(pending.deadlineMs).toISOString() } }, pending.partition));
-        this.counters.timeouts += 1;
-        if (pending.tier >= 3) {
-          records.push(this.#record({ type: 'escalation.raised', body: { ...base, level: pending.tier === 4 ? 'emergency' : 'admin', reason: 'no answer before the deadline' } }, pending.partition));
-          this.counters.escalations += 1;
-        } else {
-          records.push(this.#record({ type: 'escalation.raised', body: { ...base, level: 'notify', reason: 'the action was denied: nobody confirmed it in time' } }, pending.partition));
+      const groups: { group: SaidGroup; partition: number }[] = [];
+      for (const [partition, life] of this.#lives) {
+        for (const group of decide({ type: 'tick', nowMs }, life).groups) {
+          if (!group.marks.some((mark) => this.#sent.has(mark))) groups.push({ group, partition });
         }
       }
-      if (records.length > 0) await this.#bus.publish(records);
+      if (groups.length === 0) return;
+      const records = groups.flatMap(({ group, partition }) => group.statements.map((said) => this.#record(said, partition)));
+      await this.#bus.publish(records);
+      for (const { group } of groups) {
+        for (const mark of group.marks) remember(this.#sent, mark, true, SENT_MEMORY);
+        this.counters.timeouts += 1;
+        this.counters.escalations += group.statements.filter((s) => s.type === 'escalation.raised').length;
+      }
+      this.lastFailure = undefined;
+    } catch (err) {
+      this.counters.tickFailures += 1;
+      this.lastFailure = err instanceof Error ? err : new Error(String(err));
     } finally {
       this.#ticking = false;
     }
   }
 
-  #record(
-    what:
-      | { type: 'timeout.recorded'; body: { agentId: string; proposal: string; request: string; deadline: string } }
-      | { type: 'escalation.raised'; body: { agentId: string; proposal: string; level: 'notify' | 'admin' | 'emergency'; reason: string } },
-    partition: number,
-  ): { topic: string; partition: number; key: string; value: string } {
-    const statement = what.type === 'timeout.recorded' ? createStatement('timeout.recorded', what.body, this.#signer) : createStatement('escalation.raised', what.body, this.#signer);
-    return { topic: this.#topics.intake, partition, key: what.body.agentId, value: JSON.stringify(signStatement(statement, [this.#signer], nodeEd25519)) };
+  #record(said: Said, partition: number): OutRecord {
+    const statement = createStatement(said.type, said.body, this.#signer);
+    return { topic: this.#topics.intake, partition, key: (said.body as { agentId: string }).agentId, value: JSON.stringify(signStatement(statement, [this.#signer], nodeEd25519)) };
   }
 
   /** Stops the timer. */

@@ -46,6 +46,18 @@ export const ChannelsConfigSchema = z
         listenPort: Port.optional(),
       })
       .optional(),
+    /**
+     * Who hears escalations: `owners` maps an agent (or `*`) to the channels
+     * of the people it acts for (notify level), `admins` lists the admins'
+     * channels (admin level), each in failover order; both default to
+     * `order`. Emergencies go to every channel at once, then the webhook.
+     */
+    escalation: z
+      .strictObject({
+        owners: z.record(z.string().regex(/^(\*|[a-z][a-z0-9-]{0,31}:[A-Za-z0-9._@-]{1,128})$/), z.array(RoutedChannel).min(1).max(4)).optional(),
+        admins: z.array(RoutedChannel).min(1).max(4).optional(),
+      })
+      .optional(),
   })
   .refine((c) => c.order === undefined || new Set(c.order).size === c.order.length, { message: 'channels.order names a channel twice', path: ['order'] });
 

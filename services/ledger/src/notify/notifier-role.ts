@@ -1,12 +1,17 @@
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
-import { statementHash, type Signer, type Statement } from '@agent-ledger/core';
+import { createStatement, nodeEd25519, signStatement, statementHash, type BodyOf, type Entry, type Signer, type Statement } from '@agent-ledger/core';
 import type { InRecord, LogBus, Subscription } from '@agent-ledger/kafka';
 import {
   ChannelDown,
   ChatBridge,
+  EscalationRouter,
   FailoverNotifier,
   pendingApprovalFrom,
+  type AlertChannel,
+  type AlertDelivery,
   type ApprovalChannel,
+  type EscalationNotice,
+  type EscalationRouting,
   type ChannelName,
   type FailoverOptions,
   type PendingApproval,
@@ -25,6 +30,10 @@ export interface NotifierSettings {
   readonly channels: readonly ApprovalChannel[];
   readonly order?: readonly ChannelName[];
   readonly sliceMs?: FailoverOptions['sliceMs'];
+  /** Who hears which escalation (default: every level follows `order`). */
+  readonly escalation?: Omit<EscalationRouting, 'order'>;
+  /** On start, escalations raised this recently and not yet recorded as sent are sent (default 15 minutes). */
+  readonly escalationResendMs?: number;
   /** Proposals remembered for the requests that will name them (default 50 000, oldest forgotten first). */
   readonly maxProposals?: number;
   readonly log: (message: string) => void;
@@ -35,6 +44,17 @@ interface OpenRequest {
   readonly request: Statement<'confirmation.requested'>;
   readonly confirmation: PendingConfirmation;
 }
+
+/** An escalation raised on the log and not yet recorded as sent. */
+interface RaisedEscalation {
+  readonly hash: string;
+  readonly partition: number;
+  readonly sequencedAtMs: number;
+  readonly body: BodyOf<'escalation.raised'>;
+}
+
+/** Escalations remembered until their delivery is on the log (oldest forgotten first). */
+const MAX_UNSENT_ESCALATIONS = 10_000;
 
 /**
  * The notify role: follows the events stream, and hands every confirmation
@@ -48,11 +68,23 @@ interface OpenRequest {
  * On start it folds the whole events log first, so a request already
  * answered, timed out or decided is never sent again; requests still waiting
  * are sent once more (buttons from before a restart are refused as stale).
+ *
+ * Escalations reach people too: every `escalation.raised` goes out by its
+ * level (EscalationRouter: notify to the agent owner's channels, admin to
+ * the admins', emergency to every channel at once and the webhook), and each
+ * delivery or failure is recorded as a `notification.sent` signed by the
+ * bridge key on the escalation's partition. After a restart, recent
+ * escalations with no such record are sent again.
  */
 export class NotifierRole {
   readonly #bus: LogBus;
   readonly #settings: NotifierSettings;
   readonly #notifier: FailoverNotifier;
+  readonly #alerts: EscalationRouter;
+  /** Escalations raised and not yet recorded as sent, by statement hash. */
+  readonly #unsent = new Map<string, RaisedEscalation>();
+  /** Escalations being delivered now. */
+  readonly #alerting = new Set<string>();
   readonly #bridge: ChatBridge;
   readonly #pending = new PendingConfirmations();
   readonly #proposals = new Map<string, Statement<'proposal.submitted'>>();
@@ -67,7 +99,9 @@ export class NotifierRole {
   #stopped = false;
   /** Request hashes routed on start because the log left them waiting (what a restart re-sends). */
   readonly resumed: string[] = [];
-  readonly counters = { routed: 0, answered: 0, published: 0, unanswered: 0, notPublished: 0, refused: 0 };
+  readonly counters = { routed: 0, answered: 0, published: 0, unanswered: 0, notPublished: 0, refused: 0, escalations: 0, alertsDelivered: 0, alertsFailed: 0 };
+  /** Escalation hashes sent on start because the log had no delivery record for them. */
+  readonly resumedEscalations: string[] = [];
 
   constructor(bus: LogBus, settings: NotifierSettings) {
     this.#bus = bus;
@@ -79,6 +113,8 @@ export class NotifierRole {
       ...(settings.order === undefined ? {} : { order: settings.order }),
       ...(settings.sliceMs === undefined ? {} : { sliceMs: settings.sliceMs }),
     });
+    const alertChannels = settings.channels.filter((c): c is ApprovalChannel & AlertChannel => typeof (c as Partial<AlertChannel>).alert === 'function');
+    this.#alerts = new EscalationRouter(alertChannels, { ...settings.escalation, ...(settings.order === undefined ? {} : { order: settings.order }) });
     for (const channel of settings.channels) {
       channel.onRefusal((refusal) => {
         this.counters.refused += 1;
@@ -98,6 +134,12 @@ export class NotifierRole {
       if (open.confirmation.deadlineMs <= now) continue;
       this.resumed.push(open.confirmation.request);
       this.#route(open);
+    }
+    const resendMs = this.#settings.escalationResendMs ?? 15 * 60_000;
+    for (const raised of [...this.#unsent.values()]) {
+      if (now - raised.sequencedAtMs > resendMs) continue;
+      this.resumedEscalations.push(raised.hash);
+      this.#alert(raised);
     }
     this.#subscription = await this.#bus.subscribe({
       groupId,
@@ -127,6 +169,8 @@ export class NotifierRole {
     const statement = entry.envelope.statement;
     const hash = statementHash(statement);
     if (statement.type === 'proposal.submitted') this.#rememberProposal(hash, statement as Statement<'proposal.submitted'>);
+    if (statement.type === 'escalation.raised') this.#raised(entry, hash, live);
+    if (statement.type === 'notification.sent') this.#unsent.delete((statement.body as BodyOf<'notification.sent'>).escalation);
     const touched = this.#pending.evolve(entry, hash);
     if (statement.type === 'confirmation.requested' && touched !== undefined && touched.request === hash) {
       const open = { request: statement as Statement<'confirmation.requested'>, confirmation: touched };
@@ -135,6 +179,73 @@ export class NotifierRole {
     } else if (touched !== undefined && !this.#waiting(touched)) {
       this.#open.delete(touched.proposal);
     }
+  }
+
+  /** Remembers an escalation until its delivery is on the log; when `live`, sends it now. */
+  #raised(entry: Entry, hash: string, live: boolean): void {
+    const raised: RaisedEscalation = { hash, partition: entry.partition, sequencedAtMs: Date.parse(entry.sequencedAt), body: entry.envelope.statement.body as BodyOf<'escalation.raised'> };
+    this.#unsent.set(hash, raised);
+    if (this.#unsent.size > MAX_UNSENT_ESCALATIONS) {
+      const oldest = this.#unsent.keys().next();
+      if (oldest.done !== true) this.#unsent.delete(oldest.value);
+    }
+    if (live) this.#alert(raised);
+  }
+
+  /** Delivers one escalation by its level (in the background) and records every delivery or failure. */
+  #alert(raised: RaisedEscalation): void {
+    if (this.#stopped || this.#alerting.has(raised.hash)) return;
+    this.#alerting.add(raised.hash);
+    this.counters.escalations += 1;
+    const proposal = this.#proposals.get(raised.body.proposal);
+    const p = proposal?.body;
+    const notice: EscalationNotice = {
+      agentId: raised.body.agentId,
+      proposal: raised.body.proposal,
+      escalation: raised.hash,
+      level: raised.body.level,
+      reason: raised.body.reason,
+      operation: p === undefined ? null : { tool: p.tool, actionType: p.actionType, targetResource: p.targetResource, recipient: p.recipient, scope: p.scope, args: p.args },
+    };
+    const task = this.#alerts
+      .route(notice)
+      .then((deliveries) => this.#record(raised, deliveries))
+      .catch((error: unknown) => this.#settings.log(`notify: escalation ${raised.hash.slice(0, 12)} not recorded: ${(error as Error).message}`))
+      .finally(() => {
+        this.#alerting.delete(raised.hash);
+        this.#inFlight.delete(task);
+      });
+    this.#inFlight.add(task);
+  }
+
+  /** Signs one `notification.sent` per delivery and publishes them to intake on the escalation's partition. */
+  async #record(raised: RaisedEscalation, deliveries: readonly AlertDelivery[]): Promise<void> {
+    const short = raised.hash.slice(0, 12);
+    const bridge = this.#settings.bridge;
+    const records = deliveries.map((d) => {
+      if (d.ok) this.counters.alertsDelivered += 1;
+      else this.counters.alertsFailed += 1;
+      const body: BodyOf<'notification.sent'> = {
+        agentId: raised.body.agentId, proposal: raised.body.proposal, escalation: raised.hash, level: raised.body.level, channel: d.channel, ok: d.ok, detail: d.detail,
+      };
+      const envelope = signStatement(createStatement('notification.sent', body, bridge), [bridge], nodeEd25519);
+      return { topic: this.#settings.topics.intake, partition: raised.partition, key: raised.body.agentId, value: JSON.stringify(envelope) };
+    });
+    const summary = deliveries.map((d) => `${d.channel}:${d.ok ? 'ok' : d.detail}`).join(' ');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#bus.publish(records);
+        break;
+      } catch (error) {
+        const retryable = error instanceof LedgerError && error.retryable;
+        if (!retryable || attempt >= 5 || this.#stopped) {
+          this.#settings.log(`notify: ${raised.body.level} escalation ${short} delivered (${summary}) but not recorded: ${(error as Error).message}`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      }
+    }
+    this.#settings.log(`notify: ${raised.body.level} escalation ${short} for ${raised.body.agentId}: ${summary}`);
   }
 
   #rememberProposal(hash: string, proposal: Statement<'proposal.submitted'>): void {

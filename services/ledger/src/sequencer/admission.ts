@@ -75,9 +75,6 @@ export function admit(
     }
     const envelope = parsed.data as unknown as Envelope;
     const statement = envelope.statement;
-    if (statement.type === 'intake.rejected') {
-      throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
-    }
     const canonical = canonicalJson(statement);
     // A verdict computed on a worker thread from these same bytes stands in for the check.
     let signers: readonly string[];
@@ -87,6 +84,11 @@ export function admit(
     const agentId = (statement.body as { agentId?: string }).agentId ?? null;
     checkRouting(statement.type, agentId, partition, eventPartitions);
     authority.authorize(statement, signers, authorityIndex);
+    // Checked after the role, so that any other author gets the code verify-chain gives (KEY_ROLE);
+    // the sequencer's own rejections are written by it, never taken from intake.
+    if (statement.type === 'intake.rejected') {
+      throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
+    }
     // Genesis is signed offline by the root holders, possibly long before the
     // ledger starts: it is exempt from freshness, as in the verifier.
     if (statement.type !== 'genesis') {

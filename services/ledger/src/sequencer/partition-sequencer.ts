@@ -1,13 +1,15 @@
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
 import {
   AuthorityState,
   EntrySchema,
   PartitionChain,
+  Principal,
   ReplayWindow,
   createStatement,
   nodeEd25519,
   parseStrictJson,
   sequencerNoteSigner,
+  sha256Hex,
   signCheckpoint,
   signStatement,
   type Entry,
@@ -18,7 +20,7 @@ import {
 } from '@agent-ledger/core';
 import type { InBatch, LogBus, OutRecord, TransactionalWriter } from '@agent-ledger/kafka';
 import { entryLocation, entryRecordValue, type TopicNames } from '../topics.js';
-import { admit } from './admission.js';
+import { admit, type Admitted, type Rejected } from './admission.js';
 import type { SignaturePool } from './signature-pool.js';
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
@@ -29,6 +31,33 @@ const FENCE_PROBE_MS = 5_000;
  * several transactions, each below the broker's 1 MiB record-batch limit.
  */
 const TRANSACTION_BYTES = 384 * 1024;
+
+/** Header on an intake record the API refused (its ReasonCode): recorded as `intake.rejected`, never admitted. */
+export const REFUSED_HEADER = 'ledger-refused';
+/** The API's words for that refusal. */
+export const REFUSED_DETAIL_HEADER = 'ledger-refused-detail';
+
+/** The agent an input claims to be about, when readable (a refusal's `agentId`). */
+function claimedAgentOf(raw: Buffer): string {
+  try {
+    const agentId = (JSON.parse(raw.toString('utf8')) as { statement?: { body?: { agentId?: unknown } } } | null)?.statement?.body?.agentId;
+    return typeof agentId === 'string' && Principal.safeParse(agentId).success ? agentId : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * A record the API already refused (a signed statement it answered with a
+ * 4xx): recorded with the API's code so that every refusal is on the log,
+ * whatever the registry says by now. Undefined for an ordinary record.
+ */
+function refusedAtApi(record: { readonly value: Buffer; readonly headers: Readonly<Record<string, string>> }): Rejected | undefined {
+  const code = record.headers[REFUSED_HEADER];
+  if (code === undefined) return undefined;
+  const detail = (record.headers[REFUSED_DETAIL_HEADER] ?? 'refused at the API').slice(0, 300);
+  return { kind: 'rejected', code: isReasonCode(code) ? code : ReasonCode.SCHEMA_INVALID, detail, agentId: claimedAgentOf(record.value), input: sha256Hex(record.value) };
+}
 
 /** Settings of one partition's sequencer. */
 export interface SequencerSettings {
@@ -89,6 +118,8 @@ export class PartitionSequencer {
   #lastCommitAt = Date.now();
   #lastConsumed: { groupId: string; topic: string; partition: number; nextOffset: string } | undefined;
   #queue: Promise<void> = Promise.resolve();
+  /** Set when a failed transaction could not be followed by a recovery: state is rebuilt before any further write. */
+  #stale = false;
 
   constructor(partition: number, bus: LogBus, settings: SequencerSettings, authorityView: AuthorityView | null) {
     this.partition = partition;
@@ -142,6 +173,7 @@ export class PartitionSequencer {
     this.#authority = authority;
     this.#window = window;
     this.#sealedSize = sealed;
+    this.#stale = false;
   }
 
   /** Serialises work on this partition: one transaction at a time. */
@@ -171,6 +203,7 @@ export class PartitionSequencer {
   /** Handles one batch of this partition's intake records (called by the intake subscription). */
   handleBatch(batch: InBatch): Promise<void> {
     return this.#serial(async () => {
+      if (this.#stale) await this.#recover();
       // Until the authority stream's genesis is folded nothing can be judged:
       // the batch is redelivered later rather than refused.
       if (this.partition !== 0 && this.#registry().state.config === undefined) {
@@ -192,7 +225,7 @@ export class PartitionSequencer {
       for (const [n, record] of records.entries()) {
         const now = Date.now();
         const registry = this.#registry();
-        const result = admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n]);
+        const result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n]);
         let envelope: Envelope;
         if (result.kind === 'admitted') {
           envelope = result.envelope;
@@ -236,6 +269,7 @@ export class PartitionSequencer {
    */
   tick(): Promise<void> {
     return this.#serial(async () => {
+      if (this.#stale) await this.#recover();
       const now = Date.now();
       if (this.#sealDue(now)) {
         await this.#commit([this.#seal()]);
@@ -277,8 +311,11 @@ export class PartitionSequencer {
     } catch (err) {
       // Nothing of this transaction is visible: forget the speculative state
       // and rebuild it from the committed log before the batch is redelivered.
+      // If the log cannot be read either (the broker is away), nothing is
+      // written until a later recovery succeeds.
       this.counters.aborts += 1;
-      await this.#recover();
+      this.#stale = true;
+      await this.#recover().catch(() => undefined);
       throw err;
     }
   }

@@ -1,0 +1,208 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonicalJson, nodeEd25519, verifyEnvelopeSignatures, type Envelope } from '@agent-ledger/core';
+import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
+import { repoRoot } from './fixtures.js';
+import { freshHome, start } from './live.js';
+
+// The admin CLI against a live ledger: grants proposed, co-signed,
+// re-authorised, revoked and listed, keys registered (also by a partly signed
+// statement passed between admins), revoked and listed, all with the CLI
+// alone; refusals come back with their ReasonCode (exit 1), usage errors and
+// outages with an operational code (exit 2), never a stack trace.
+
+const bin = join(repoRoot, 'services/ledger/bin/ledger.js');
+
+interface Run {
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function ledger(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd: repoRoot, encoding: 'utf8' }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1;
+      resolve({ status: code, stdout, stderr });
+    });
+  });
+}
+
+function json(run: Run): Record<string, unknown> & { ok: boolean; error?: { code: string; retryable: boolean } } {
+  assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
+  return JSON.parse(run.stdout) as Record<string, unknown> & { ok: boolean; error?: { code: string; retryable: boolean } };
+}
+
+describe('admin CLI on a live ledger', () => {
+  let home: LedgerHome;
+  let running: RunningLedger;
+  let api: string;
+  const as = (principal: string): string[] => ['--as', principal, '--home', home.dir, '--api', api, '--json'];
+
+  before(async () => {
+    home = freshHome();
+    running = await start(home, ['api', 'sequencer', 'projector']);
+    api = running.apiUrl as string;
+  });
+  after(async () => {
+    await running?.stop();
+  });
+
+  test('a grant proposed, refused when self-co-signed, co-signed, listed, re-authorised, revoked', { timeout: 120_000 }, async () => {
+    const propose = json(
+      await ledger('grant', 'propose', '--grant-id', 'cli-g1', '--agent', 'agent:build-bot', '--action', 'shell.exec', '--target', 'host/build-01',
+        '--scope', 'workspace', '--tier', '2', '--for', '7d', '--wait', ...as('admin:alice')),
+    );
+    assert.equal(propose.ok, true);
+    assert.equal(propose.status, 'sequenced');
+    assert.equal(propose.tookEffect, false);
+    assert.match(String(propose.statementHash), /^[0-9a-f]{64}$/);
+
+    const self = await ledger('grant', 'cosign', 'cli-g1', ...as('admin:alice'));
+    assert.equal(self.status, 1);
+    assert.equal(json(self).error?.code, 'SEPARATION_OF_DUTIES');
+
+    const cosign = json(await ledger('grant', 'cosign', 'cli-g1', '--wait', ...as('admin:bob')));
+    assert.deepEqual([cosign.ok, cosign.write, cosign.tookEffect], [true, propose.statementHash, true]);
+
+    const list = json(await ledger('grant', 'list', '--agent', 'agent:build-bot', '--home', home.dir, '--api', api, '--json'));
+    const listed = (list.grants as { grantId: string; status: string; cosignedBy: string }[]).find((g) => g.grantId === 'cli-g1');
+    assert.deepEqual([listed?.status, listed?.cosignedBy], ['active', 'admin:bob']);
+
+    const reauth = json(await ledger('grant', 'reauthorize', 'cli-g1', '--for', '10d', '--wait', ...as('admin:bob')));
+    assert.deepEqual([reauth.ok, reauth.tookEffect], [true, false]);
+    const cosignReauth = json(await ledger('grant', 'cosign', 'cli-g1', '--wait', ...as('admin:alice')));
+    assert.deepEqual([cosignReauth.writeKind, cosignReauth.write, cosignReauth.tookEffect], ['reauthorized', reauth.statementHash, true]);
+
+    const revoke = json(await ledger('grant', 'revoke', 'cli-g1', '--reason', 'no longer needed', '--wait', ...as('admin:alice')));
+    assert.deepEqual([revoke.ok, revoke.status], [true, 'sequenced']);
+    const again = await ledger('grant', 'revoke', 'cli-g1', '--reason', 'twice', ...as('admin:bob'));
+    assert.equal(again.status, 1);
+    assert.equal(json(again).error?.code, 'POLICY_VIOLATION');
+    const nothing = await ledger('grant', 'cosign', 'cli-g1', ...as('admin:bob'));
+    assert.equal(nothing.status, 2);
+    assert.equal(json(nothing).error?.code, 'NOT_FOUND');
+  });
+
+  test('an agent key cannot write grants; an unknown grant is GRANT_MISSING', { timeout: 60_000 }, async () => {
+    const byAgent = await ledger('grant', 'propose', '--grant-id', 'cli-self', '--agent', 'agent:build-bot', '--action', 'shell.exec', '--target', 'host/build-01',
+      '--scope', 'workspace', '--tier', '1', '--for', '1d', ...as('agent:build-bot'));
+    assert.equal(byAgent.status, 1);
+    assert.equal(json(byAgent).error?.code, 'KEY_ROLE');
+    const unknown = await ledger('grant', 'cosign', 'no-such-grant', ...as('admin:bob'));
+    assert.equal(unknown.status, 1);
+    assert.equal(json(unknown).error?.code, 'GRANT_MISSING');
+  });
+
+  test('constraints are passed through as JSON in the signed grant', { timeout: 60_000 }, async () => {
+    const run = await ledger('grant', 'propose', '--grant-id', 'cli-c1', '--agent', 'agent:billing-bot', '--action', 'payment.refund', '--target', 'payments/refunds',
+      '--scope', 'eu', '--tier', '2', '--for', '1d', '--constraint', 'amount={"max":20}', '--constraint', 'currency="EUR"', ...as('admin:alice'));
+    const answer = json(run);
+    if (answer.ok) {
+      assert.deepEqual((answer.grant as { constraints: unknown }).constraints, { amount: { max: 20 }, currency: 'EUR' });
+    } else {
+      // A ledger whose grant schema has no such constraint shape refuses it with its code.
+      assert.equal(run.status, 1);
+      assert.equal(answer.error?.code, 'SCHEMA_INVALID');
+    }
+    const bad = await ledger('grant', 'propose', '--grant-id', 'cli-c2', '--agent', 'agent:billing-bot', '--action', 'payment.refund', '--target', 'payments/refunds',
+      '--scope', 'eu', '--tier', '2', '--for', '1d', '--constraint', 'amount={max:20}', ...as('admin:alice'));
+    assert.equal(bad.status, 2);
+    assert.equal(json(bad).error?.code, 'BAD_ARGUMENT');
+  });
+
+  test('keys registered, listed and revoked; a statement signed by two admins passes between them as a file', { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ledger-admin-'));
+    const newKey = join(dir, 'new-bot.key');
+    const keygen = await ledger('keygen', '--principal', 'agent:new-bot', '--out', newKey);
+    assert.equal(keygen.status, 0, keygen.stderr);
+    const keyId = keygen.stdout.trim();
+
+    const size = running.follower.current().size;
+    const register = json(await ledger('key', 'register', '--principal', 'agent:new-bot', '--roles', 'agent', '--new-key', newKey, ...as('admin:alice')));
+    assert.equal(register.ok, true, JSON.stringify(register));
+    await running.follower.waitFor(size + 1);
+    const listed = json(await ledger('key', 'list', '--principal', 'agent:new-bot', '--home', home.dir, '--json'));
+    assert.deepEqual((listed.keys as { keyId: string; status: string }[]).map((k) => [k.keyId, k.status]), [[keyId, 'active']]);
+
+    const revoke = json(await ledger('key', 'revoke', keyId, '--reason', 'rotated', ...as('admin:bob')));
+    assert.equal(revoke.ok, true);
+    await running.follower.waitFor(size + 2);
+    const after = json(await ledger('key', 'list', '--principal', 'agent:new-bot', '--home', home.dir, '--json'));
+    assert.deepEqual((after.keys as { status: string }[]).map((k) => k.status), ['revoked']);
+    const all = json(await ledger('key', 'list', '--home', home.dir, '--json'));
+    assert.ok((all.keys as { principal: string }[]).some((k) => k.principal === 'admin:alice'));
+    assert.ok(!(all.keys as { keyId: string }[]).some((k) => k.keyId === keyId), 'revoked keys only with --all');
+
+    // Several signers: alice writes the statement, bob adds his signature, the new key proves possession.
+    const second = join(dir, 'second.key');
+    const secondId = (await ledger('keygen', '--principal', 'approver:zoe', '--out', second)).stdout.trim();
+    const file = join(dir, 'register-zoe.json');
+    const partly = json(await ledger('key', 'register', '--principal', 'approver:zoe', '--roles', 'approver', '--new-key', second, '--out', file, ...as('admin:alice')));
+    assert.deepEqual([partly.ok, partly.statementHash], [true, undefined], 'written, not submitted');
+    json(await ledger('key', 'cosign', file, ...as('admin:bob')));
+    json(await ledger('key', 'cosign', file, '--signer-key', second, '--home', home.dir, '--api', api, '--json'));
+    const twice = await ledger('key', 'cosign', file, ...as('admin:bob'));
+    assert.equal(twice.status, 2);
+    assert.equal(json(twice).error?.code, 'BAD_ARGUMENT');
+    const envelope = JSON.parse(readFileSync(file, 'utf8')) as Envelope;
+    assert.deepEqual(
+      verifyEnvelopeSignatures(envelope, canonicalJson(envelope.statement), nodeEd25519),
+      [home.key('admin-alice').keyId, home.key('admin-bob').keyId, secondId],
+    );
+    // Whether the ledger takes three signatures is its rule (SPEC.md section 7): either way a typed answer.
+    const submitted = await ledger('key', 'submit', file, '--home', home.dir, '--api', api, '--json');
+    const answer = json(submitted);
+    assert.equal(submitted.status, answer.ok ? 0 : 1);
+  });
+
+  test('usage errors and outages are operational codes, exit 2, one line', { timeout: 60_000 }, async () => {
+    const missing = await ledger('grant', 'revoke', 'cli-g1', '--home', home.dir, '--api', api);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /^ledger: BAD_ARGUMENT: /);
+    const badRole = await ledger('key', 'register', '--principal', 'agent:x', '--roles', 'wizard', '--key-id', 'a'.repeat(64), ...as('admin:alice'));
+    assert.equal(badRole.status, 2);
+    assert.equal(json(badRole).error?.code, 'BAD_ARGUMENT');
+    const noKey = await ledger('grant', 'revoke', 'cli-g1', '--reason', 'r', ...as('admin:nobody'));
+    assert.equal(noKey.status, 2);
+    assert.equal(json(noKey).error?.code, 'BAD_CONFIGURATION');
+    const down = await ledger('grant', 'list', '--api', 'http://127.0.0.1:1', '--home', home.dir, '--json');
+    assert.equal(down.status, 2);
+    assert.deepEqual(json(down).error, { ...json(down).error, code: 'UNAVAILABLE', retryable: true });
+    const downHuman = await ledger('grant', 'revoke', 'cli-g1', '--reason', 'r', '--as', 'admin:alice', '--home', home.dir, '--api', 'http://127.0.0.1:1');
+    assert.equal(downHuman.status, 2);
+    assert.match(downHuman.stderr, /^ledger: UNAVAILABLE: /);
+    // A server that fails: INTERNAL for the CLI, whatever refusal code its body claims.
+    const failing = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'INTEGRITY_FAILURE', message: 'internal error', retryable: true } }));
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const failingUrl = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
+    try {
+      const list = await ledger('grant', 'list', '--api', failingUrl, '--home', home.dir, '--json');
+      assert.equal(list.status, 2);
+      assert.equal(json(list).error?.code, 'INTERNAL');
+      const trail = await ledger('grants', 'trail', 'cli-g1', '--api', failingUrl, '--home', home.dir);
+      assert.equal(trail.status, 2);
+      assert.match(trail.stderr, /^ledger: INTERNAL: /);
+      const approve = await ledger('approve', '--list', '--api', failingUrl, '--home', home.dir);
+      assert.equal(approve.status, 2);
+      assert.match(approve.stderr, /^ledger: INTERNAL: /);
+    } finally {
+      failing.close();
+    }
+    for (const args of [['grant', 'propose'], ['grant', 'cosign'], ['grant', 'revoke'], ['grant', 'reauthorize'], ['grant', 'list'], ['key', 'register'], ['key', 'cosign'], ['key', 'submit'], ['key', 'revoke'], ['key', 'list']]) {
+      const help = await ledger(...args, '--help');
+      assert.equal(help.status, 0, args.join(' '));
+      assert.match(help.stdout, new RegExp(`Usage: ledger ${args.join(' ')}`));
+      if (args[1] !== 'list' || args[0] === 'grant') assert.match(help.stdout, /--json/);
+    }
+  });
+});

@@ -1,0 +1,50 @@
+import type { Signer } from '@agent-ledger/core';
+import { newSigner } from '@agent-ledger/ledger';
+import { TestLedger } from './fixtures.js';
+
+// Shared by the authority-rules tests: a hand-built ledger under authority rules 2.
+
+/** A version-2 ledger: three admins, and each service with its own role. */
+export function ledgerV2(options: { riskThreshold?: number; agentThreshold?: number } = {}): {
+  ledger: TestLedger;
+  carol: Signer;
+  timer: Signer;
+  bridge: Signer;
+} {
+  const ledger = new TestLedger({ genesis: false });
+  const carol = newSigner('admin:carol');
+  const timer = newSigner('service:timer');
+  const bridge = newSigner('bridge:chat');
+  ledger.say(
+    'genesis',
+    {
+      origin: ledger.origin,
+      eventPartitions: ledger.eventPartitions,
+      freshnessMs: 300_000,
+      rootKeys: ledger.trustRoot.rootKeys,
+      rootThreshold: 2,
+      keys: [
+        { keyId: ledger.admin.keyId, principal: ledger.admin.principal, roles: ['admin'] },
+        { keyId: ledger.admin2.keyId, principal: ledger.admin2.principal, roles: ['admin'] },
+        { keyId: carol.keyId, principal: carol.principal, roles: ['admin'] },
+        { keyId: ledger.sequencer.keyId, principal: ledger.sequencer.principal, roles: ['sequencer'] },
+        { keyId: ledger.gate.keyId, principal: ledger.gate.principal, roles: ['gate'] },
+        { keyId: timer.keyId, principal: timer.principal, roles: ['timer'] },
+        { keyId: bridge.keyId, principal: bridge.principal, roles: ['bridge'] },
+        {
+          keyId: ledger.agent.keyId,
+          principal: ledger.agent.principal,
+          roles: ['agent'],
+          ...(options.agentThreshold === undefined ? {} : { riskThreshold: options.agentThreshold }),
+        },
+        { keyId: ledger.approver.keyId, principal: ledger.approver.principal, roles: ['approver'] },
+      ],
+      authorityRulesVersion: 2,
+      ...(options.riskThreshold === undefined ? {} : { riskThreshold: options.riskThreshold }),
+    },
+    ledger.roots[0] as Signer,
+    { extraSigners: [ledger.roots[1] as Signer] },
+  );
+  return { ledger, carol, timer, bridge };
+}
+
