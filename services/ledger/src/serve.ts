@@ -247,7 +247,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     new Gauge({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { for (const [approver, n] of g.rubberStamps) this.set({ approver }, n); } });
     // Liveness: admitted proposals with no final decision 30 s after it was due (should stay 0).
     new Gauge({ name: 'ledger_overdue_proposals', help: 'Admitted proposals without a final decision 30 s past their due time (first decision: at once; final: the request deadline)', registers: [registry], collect() { this.set(g.overdueProposals()); } });
-    new Gauge({ name: 'ledger_gate_commit_failures_total', help: 'Gate transactions that failed (the batch is redelivered and decided again)', registers: [registry], collect() { this.set(g.counters.commitFailures); } });
+    new Gauge({ name: 'ledger_gate_commit_failures_total', help: 'Gate batches that failed (a commit, the pre-screen or the authority stream): the batch is redelivered and what it did not commit is decided again', registers: [registry], collect() { this.set(g.counters.commitFailures); } });
   }
   if (has('timer')) {
     const timer = new DeadlineTimer(bus, home.key('timer'), topics);
