@@ -125,7 +125,7 @@ describe('admin CLI on a live ledger', () => {
     const keyId = keygen.stdout.trim();
 
     const size = running.follower.current().size;
-    const register = json(await ledger('key', 'register', '--principal', 'agent:new-bot', '--roles', 'agent', '--new-key', newKey, ...as('admin:alice')));
+    const register = json(await ledger('key', 'register', '--principal', 'agent:new-bot', '--roles', 'agent', '--new-key', newKey, '--prove', ...as('admin:alice')));
     assert.equal(register.ok, true, JSON.stringify(register));
     await running.follower.waitFor(size + 1);
     const listed = json(await ledger('key', 'list', '--principal', 'agent:new-bot', '--home', home.dir, '--json'));
