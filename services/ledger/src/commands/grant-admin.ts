@@ -69,8 +69,9 @@ function strictJson(text: string, what: string): unknown {
 /**
  * Argument constraints, passed through as JSON: `--constraints-json` gives
  * the whole value (JSON text, or a file that holds it); each
- * `--constraint PATH=JSON` adds one entry `{PATH: value}` to an object
- * (`amount={"max":20}`, `currency="EUR"`). The ledger, not the CLI, judges
+ * `--constraint PATH=JSON` adds one constraint of the grant schema:
+ * `amount={"max":20}` a range, `memo={"pattern":"ticket *"}` a safe
+ * pattern, `currency="EUR"` an exact value. The ledger, not the CLI, judges
  * them: a shape it does not know is refused with its code.
  */
 export function parseConstraints(constraint: readonly string[], constraintsJson: string | undefined): unknown {
@@ -91,13 +92,17 @@ export function parseConstraints(constraint: readonly string[], constraintsJson:
     return strictJson(readFileSync(constraintsJson, 'utf8'), `--constraints-json ${constraintsJson}`);
   }
   if (constraint.length === 0) return undefined;
-  const constraints: Record<string, unknown> = {};
+  // One constraint of the grant schema (SPEC.md section 7.2, rule 7) per PATH=JSON:
+  // {"min","max"} a range, {"pattern"} a safe pattern, a JSON scalar an exact value.
+  const constraints: Record<string, unknown>[] = [];
   for (const item of constraint) {
     const eq = item.indexOf('=');
     if (eq <= 0) throw badArgument(`--constraint takes PATH=JSON such as amount={"max":20}, not ${item}`);
     const path = item.slice(0, eq);
-    if (Object.hasOwn(constraints, path)) throw badArgument(`--constraint names ${path} twice`);
-    constraints[path] = strictJson(item.slice(eq + 1), `--constraint ${path}`);
+    const value = strictJson(item.slice(eq + 1), `--constraint ${path}`);
+    if (typeof value !== 'object' || value === null) constraints.push({ kind: 'equals', path, value });
+    else if (Object.hasOwn(value, 'pattern')) constraints.push({ kind: 'pattern', path, ...value });
+    else constraints.push({ kind: 'range', path, ...value });
   }
   return constraints;
 }
