@@ -10,6 +10,7 @@ import {
   lazyHome,
   parseDuration,
   parseInstant,
+  awaitAdmitted,
   resolveSigner,
   runAdmin,
   signOne,
@@ -19,7 +20,7 @@ import {
 
 /** Options of the signing `ledger grant` commands. */
 export interface GrantWriteOptions extends AdminOptions {
-  /** Wait until the statement is on the authority stream and report where (polls the grant's trail). */
+  /** Wait until the sequencer admitted (or rejected) the statement, and report where and whether the grant is in force. */
   readonly wait?: boolean;
 }
 
@@ -67,12 +68,12 @@ function strictJson(text: string, what: string): unknown {
 }
 
 /**
- * Argument constraints, passed through as JSON: `--constraints-json` gives
- * the whole value (JSON text, or a file that holds it); each
- * `--constraint PATH=JSON` adds one constraint of the grant schema:
- * `amount={"max":20}` a range, `memo={"pattern":"ticket *"}` a safe
- * pattern, `currency="EUR"` an exact value. The ledger, not the CLI, judges
- * them: a shape it does not know is refused with its code.
+ * Argument constraints (SPEC.md section 7.2), passed through as JSON:
+ * `--constraints-json` gives the whole array (JSON text, or a file that
+ * holds it); each `--constraint PATH=JSON` adds the JSON object with `path`
+ * set to PATH (`amount={"kind":"range","max":20}`,
+ * `currency={"kind":"equals","value":"EUR"}`). The ledger, not the CLI,
+ * judges them: a shape it does not know is refused with its code.
  */
 export function parseConstraints(constraint: readonly string[], constraintsJson: string | undefined): unknown {
   if (constraintsJson !== undefined && constraint.length > 0) throw badArgument('give --constraint PATH=JSON (repeatable) or --constraints-json, not both');
@@ -92,19 +93,14 @@ export function parseConstraints(constraint: readonly string[], constraintsJson:
     return strictJson(readFileSync(constraintsJson, 'utf8'), `--constraints-json ${constraintsJson}`);
   }
   if (constraint.length === 0) return undefined;
-  // One constraint of the grant schema (SPEC.md section 7.2, rule 7) per PATH=JSON:
-  // {"min","max"} a range, {"pattern"} a safe pattern, a JSON scalar an exact value.
-  const constraints: Record<string, unknown>[] = [];
-  for (const item of constraint) {
+  return constraint.map((item) => {
     const eq = item.indexOf('=');
-    if (eq <= 0) throw badArgument(`--constraint takes PATH=JSON such as amount={"max":20}, not ${item}`);
+    if (eq <= 0) throw badArgument(`--constraint takes PATH=JSON such as amount={"kind":"range","max":20}, not ${item}`);
     const path = item.slice(0, eq);
     const value = strictJson(item.slice(eq + 1), `--constraint ${path}`);
-    if (typeof value !== 'object' || value === null) constraints.push({ kind: 'equals', path, value });
-    else if (Object.hasOwn(value, 'pattern')) constraints.push({ kind: 'pattern', path, ...value });
-    else constraints.push({ kind: 'range', path, ...value });
-  }
-  return constraints;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badArgument(`--constraint ${path} takes a JSON object such as {"kind":"range","max":20}`);
+    return { ...(value as Record<string, unknown>), path };
+  });
 }
 
 /** The grant a `grant propose` writes, from its options (untrusted CLI input). */
@@ -148,7 +144,8 @@ async function waitForEvent(baseUrl: string, grantId: string, hash: string): Pro
       if (event !== undefined) return event;
     } catch (err) {
       // Not projected yet: the grant's first write may still be on its way.
-      if ((err as { code?: unknown }).code !== 'GRANT_MISSING') throw err;
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'GRANT_MISSING' && code !== 'NOT_FOUND') throw err;
     }
     if (Date.now() > deadline) throw new OperationalError(OperationalCode.CLIENT_TIMEOUT, `statement ${hash.slice(0, 16)} was not on the authority stream within 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -169,15 +166,18 @@ async function writeGrant(
       type: envelope.statement.type,
       grantId,
       by: envelope.statement.author.principal,
+      id: submitted.id,
       statementHash: submitted.statementHash,
-      status: submitted.status ?? 'accepted',
+      status: 'accepted',
       ...extra,
     };
-    const human = [`${what} by ${envelope.statement.author.principal}: statement ${submitted.statementHash} ${submitted.status ?? 'accepted'}`];
+    const human = [`${what} by ${envelope.statement.author.principal}: statement ${submitted.statementHash} accepted`];
     if (options.wait === true) {
+      const admitted = await awaitAdmitted(baseUrl, submitted);
+      // The projection may trail the log by a moment: the grant's own trail says whether the write took effect.
       const event = await waitForEvent(baseUrl, grantId, submitted.statementHash);
-      Object.assign(report, { status: 'sequenced', authorityIndex: event.authorityIndex, tookEffect: event.tookEffect, cosignedBy: event.cosignedBy });
-      human.push(`  on the authority stream at #${event.authorityIndex}${event.kind === 'revoked' || event.kind === 'revoked_via_ancestor' ? '' : event.tookEffect ? ' (in force)' : ''}`);
+      Object.assign(report, { status: 'admitted', authorityIndex: admitted.index, tookEffect: event.tookEffect, cosignedBy: event.cosignedBy });
+      human.push(`  admitted on the authority stream at #${admitted.index}${event.kind === 'revoked' || event.kind === 'revoked_via_ancestor' ? '' : event.tookEffect ? ' (in force)' : ' (not in force yet)'}`);
     }
     return { human, report };
   });
