@@ -128,10 +128,10 @@ describe('authority rules 2, live', { timeout: 240_000 }, () => {
     const grant: BodyOf<'grant.proposed'> = {
       grantId: 'small-payment', agentId: 'agent:billing-bot', ...op, notBefore: new Date(Date.now() - 60_000).toISOString(), expiresAt: new Date(Date.now() + 86_400_000).toISOString(), effect: 'allow', tier: 3, parentGrantId: null, constraints,
     };
-    const before = running.follower.current().size;
     const { statementHash } = await alice.submit(alice.sign('grant.proposed', grant));
     await bob.submit(bob.sign('grant.cosigned', { grantId: 'small-payment', grant: statementHash }));
-    await running.follower.waitFor(before + 2);
+    // Refusals are recorded on the log too: wait for the grant itself to be in force.
+    await eventually(async () => (running.follower.current().state.grants.grant('small-payment')?.proposal.effectiveAt ?? null) !== null || undefined, 30_000, 'the grant in force');
     await refused(
       alice.submit(alice.sign('grant.proposed', { ...grant, grantId: 'wider', parentGrantId: 'small-payment', constraints: [{ kind: 'range', path: 'amountUsd', min: 0, max: 19_990 }] })),
       'DELEGATION_WIDENS',
