@@ -79,10 +79,10 @@ describe('authority rules 2, live', { timeout: 240_000 }, () => {
     // Four eyes: alice and bob together, with the new key's proof of possession, register it.
     const carol = newSigner('admin:carol');
     const both = signStatement(createStatement('key.registered', { keyId: carol.keyId, principal: carol.principal, roles: ['admin'] }, home.key('admin-alice')), [home.key('admin-alice'), home.key('admin-bob'), carol], nodeEd25519);
-    const before = running.follower.current().size;
     await alice.submit(both);
-    await running.follower.waitFor(before + 1);
-    assert.equal(running.follower.current().state.key(carol.keyId)?.principal, 'admin:carol');
+    // Refusals are recorded on the log too (intake.rejected): wait for the registration itself.
+    const registered = await eventually(async () => running.follower.current().state.key(carol.keyId), 30_000, 'the registration');
+    assert.equal(registered.principal, 'admin:carol');
   });
 
   test('attack 2: a final decision signed by the timer\'s key is KEY_ROLE at the API and at the sequencer', async () => {
@@ -128,10 +128,10 @@ describe('authority rules 2, live', { timeout: 240_000 }, () => {
     const grant: BodyOf<'grant.proposed'> = {
       grantId: 'small-payment', agentId: 'agent:billing-bot', ...op, notBefore: new Date(Date.now() - 60_000).toISOString(), expiresAt: new Date(Date.now() + 86_400_000).toISOString(), effect: 'allow', tier: 3, parentGrantId: null, constraints,
     };
-    const before = running.follower.current().size;
     const { statementHash } = await alice.submit(alice.sign('grant.proposed', grant));
     await bob.submit(bob.sign('grant.cosigned', { grantId: 'small-payment', grant: statementHash }));
-    await running.follower.waitFor(before + 2);
+    // Refusals are recorded on the log too: wait for the grant itself to be in force.
+    await eventually(async () => (running.follower.current().state.grants.grant('small-payment')?.proposal.effectiveAt ?? null) !== null || undefined, 30_000, 'the grant in force');
     await refused(
       alice.submit(alice.sign('grant.proposed', { ...grant, grantId: 'wider', parentGrantId: 'small-payment', constraints: [{ kind: 'range', path: 'amountUsd', min: 0, max: 19_990 }] })),
       'DELEGATION_WIDENS',
