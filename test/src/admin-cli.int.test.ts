@@ -166,14 +166,16 @@ describe('admin CLI on a live ledger', () => {
     const rotated = json(await ledger('key', 'list', '--principal', 'agent:new-bot', '--home', home.dir, '--json'));
     assert.deepEqual((rotated.keys as { keyId: string; status: string }[]).map((k) => [k.keyId, k.status]), [[keyId, 'revoked'], [replacementId, 'active']]);
 
-    // Several signers: alice writes the statement (the new key proves possession), bob adds his signature.
+    // The README's onboarding of a privileged key whose file stays with its owner: alice writes the statement
+    // by key id, the owner proves possession on the file, bob adds his signature and submits.
     const second = join(dir, 'second.key');
     const secondId = (await ledger('keygen', '--principal', 'approver:zoe', '--out', second)).stdout.trim();
     const file = join(dir, 'register-zoe.json');
-    const partly = json(await ledger('key', 'register', '--principal', 'approver:zoe', '--roles', 'approver', '--new-key', second, '--out', file, ...as('admin:alice')));
+    const partly = json(await ledger('key', 'register', '--principal', 'approver:zoe', '--roles', 'approver', '--key-id', secondId, '--out', file, ...as('admin:alice')));
     assert.deepEqual([partly.ok, partly.statementHash], [true, undefined], 'written, not submitted');
+    assert.equal(json(await ledger('key', 'cosign', file, '--signer-key', second, '--home', home.dir, '--api', api, '--json')).ok, true);
     assert.equal(json(await ledger('key', 'cosign', file, ...as('admin:bob'))).ok, true);
-    const twice = await ledger('key', 'cosign', file, '--signer-key', second, '--home', home.dir, '--api', api, '--json');
+    const twice = await ledger('key', 'cosign', file, ...as('admin:bob'));
     assert.equal(twice.status, 2);
     assert.equal(json(twice).error?.code, 'BAD_ARGUMENT');
     const envelope = JSON.parse(readFileSync(file, 'utf8')) as Envelope;
