@@ -36,6 +36,8 @@ import { createStatement, statementHash } from '@agent-ledger/core';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const gate = await import(join(root, 'packages/gate/dist/src/index.js'));
+// The shell parser alone (rules version 2 parses every command an execution tool proposes), for the parse share.
+const shellSyntax = await import(join(root, 'packages/gate/dist/src/shell-syntax.js'));
 const cedar = createRequire(import.meta.url)('@cedar-policy/cedar-wasm/nodejs');
 
 const GRANTS = Number(process.env.BENCH_GATE_GRANTS ?? 100_000);
@@ -43,6 +45,8 @@ const REQUESTS = Number(process.env.BENCH_GATE_REQUESTS ?? 100_000);
 const WITH_CEDAR = process.env.BENCH_GATE_CEDAR !== '0';
 /** Timed passes per function and stream (the best one counts). */
 const PASSES = Number(process.env.BENCH_GATE_PASSES ?? 5);
+/** Rules version decide() uses (default: the gate's latest); BENCH_GATE_RULES=1 measures version 1 for comparison. */
+const RULES = process.env.BENCH_GATE_RULES === undefined ? undefined : { rulesVersion: Number(process.env.BENCH_GATE_RULES) };
 const NOW = Date.parse('2026-11-22T10:00:00.000Z');
 const DAY = 86_400_000;
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -239,15 +243,15 @@ function row(name, r) {
   return `  ${name.padEnd(34)} ${fmt(r.perSecond, 0).padStart(8)}/s  p50 ${fmt(r.p50, 2).padStart(6)} us  p99 ${fmt(r.p99, 2).padStart(7)} us   (p50/p99 us: ${kinds})`;
 }
 
-console.log(`gate bench: ${GRANTS} grants (${byKey.size} five-field keys, ${AGENTS.length} agents); ${REQUESTS} requests per stream; node ${process.version}; cedar ${cedar.getCedarVersion()}`);
+console.log(`gate bench (rules version ${RULES?.rulesVersion ?? gate.LATEST_RULES_VERSION}): ${GRANTS} grants (${byKey.size} five-field keys, ${AGENTS.length} agents); ${REQUESTS} requests per stream; node ${process.version}; cedar ${cedar.getCedarVersion()}`);
 console.log(`fold: ${eventCount} authority events in ${fmt(foldMs, 0)} ms (${fmt((eventCount / foldMs) * 1000, 0)}/s)${WITH_CEDAR ? `; cedar pre-parse: ${cedarIndex.size} policy sets (the keys with grants that the requests name) in ${fmt(preparseMs / 1000, 1)} s` : ''}`);
-const findings = { block: null, allow: null, expired: null, nearMiss: false };
+const findings = { block: null, allow: null, expired: null, nearMiss: false, argumentMismatch: null };
 let failed = false;
 for (const s of streams) {
   const outcomes = { allow: 0, verify_first: 0, block: 0 };
-  for (const { command } of s.requests) outcomes[gate.decide(command, state).outcome] += 1;
+  for (const { command } of s.requests) outcomes[gate.decide(command, state, RULES).outcome] += 1;
   console.log(`${s.name}: hit ${s.kinds.hit}, near miss ${s.kinds.near}, miss ${s.kinds.miss}; decide() outcomes ${JSON.stringify(outcomes)}`);
-  const decideOne = (i) => gate.decide(s.requests[i].command, state).tier;
+  const decideOne = (i) => gate.decide(s.requests[i].command, state, RULES).tier;
   if (!WITH_CEDAR) {
     console.log(row('decide()', measure(s, [decideOne], PASSES)[0]));
     continue;
@@ -269,6 +273,42 @@ for (const s of streams) {
   console.log(`  agreement of the grant table with indexed cedar: ${agree}/${s.requests.length}`);
   console.log(`  ratio decide/indexed cedar: ${fmt(ratio, 2)}x (target >= 5x); decide p99 ${fmt(ours.p99, 2)} us (target < 100 us)`);
   if (agree !== s.requests.length) failed = true;
+}
+// --- parse share ------------------------------------------------------------------
+// The streams above repeat six shell commands, so after the first call each is
+// read from the gate's bounded memo. Here every shell command is made distinct,
+// so decide() reads each one anew: once with an extra plain word (read by the
+// plain-words path of shell-syntax.ts, exactly what the parser would give), and
+// once with a trailing comment (which needs the full parser). The parser alone
+// is then timed on the same texts.
+for (const [label, distinct] of [['plain words', (text, n) => `${text} run-${n}`], ['full parser', (text, n) => `${text} # run ${n}`]]) {
+  const s = streams[0];
+  const shellAt = [];
+  const requests = s.requests.map(({ command }, n) => {
+    if (typeof command.proposal.args.command !== 'string') return command;
+    shellAt.push(n);
+    return { ...command, proposal: { ...command.proposal, args: { command: distinct(command.proposal.args.command, n) } } };
+  });
+  const decideNs = new Float64Array(requests.length);
+  for (let i = 0; i < requests.length; i++) {
+    const t = process.hrtime.bigint();
+    sink += gate.decide(requests[i], state, RULES).tier;
+    decideNs[i] = Number(process.hrtime.bigint() - t);
+  }
+  const texts = shellAt.map((n) => distinct(s.requests[n].command.proposal.args.command, `${n}x`));
+  let parseNs = 0;
+  for (const text of texts) {
+    const t = process.hrtime.bigint();
+    sink += shellSyntax.parseShell(text).commands.length;
+    parseNs += Number(process.hrtime.bigint() - t);
+  }
+  const shellNs = shellAt.reduce((sum, n) => sum + decideNs[n], 0);
+  const allNs = decideNs.reduce((sum, x) => sum + x, 0);
+  const sorted = decideNs.slice().sort();
+  const shellSorted = Float64Array.from(shellAt.map((n) => decideNs[n])).sort();
+  console.log(`parse share, ${label} (uniform stream, every shell command distinct: no memo hits): ${shellAt.length} shell calls of ${requests.length}`);
+  console.log(`  decide() all calls p50 ${fmt(percentile(sorted, 0.5), 2)} us  p99 ${fmt(percentile(sorted, 0.99), 2)} us; shell calls p50 ${fmt(percentile(shellSorted, 0.5), 2)} us  p99 ${fmt(percentile(shellSorted, 0.99), 2)} us`);
+  console.log(`  parsing alone ${fmt(parseNs / shellAt.length / 1000, 2)} us per command: ${fmt((parseNs / shellNs) * 100, 1)}% of decide() time on shell calls, ${fmt((parseNs / allNs) * 100, 1)}% of all decide() time`);
 }
 if (sink === 0.5) console.log('');
 if (failed) process.exitCode = 1;

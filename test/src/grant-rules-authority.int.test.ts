@@ -118,4 +118,37 @@ describe('authority rules 2, live', { timeout: 240_000 }, () => {
     }
     assert.deepEqual(outcomes, ['verify_first:GRANT_MISSING', 'verify_first:GRANT_MISSING']);
   });
+
+  test('item 6: a grant for a $19.99 payment allows $19.99, not $19,990 (GRANT_MISMATCH); a widening delegation is refused; the trail shows the constraints', async () => {
+    const alice = clientFor(home, running, 'admin-alice');
+    const bob = clientFor(home, running, 'admin-bob');
+    const billing = clientFor(home, running, 'agent-billing-bot');
+    const op = { actionType: 'payment.send', targetResource: 'payments/vendors/acme', recipient: 'acme-corp', scope: 'invoice:2026-11' };
+    const constraints: NonNullable<BodyOf<'grant.proposed'>['constraints']> = [{ kind: 'range', path: 'amountUsd', min: 0, max: 19.99 }];
+    const grant: BodyOf<'grant.proposed'> = {
+      grantId: 'small-payment', agentId: 'agent:billing-bot', ...op, notBefore: new Date(Date.now() - 60_000).toISOString(), expiresAt: new Date(Date.now() + 86_400_000).toISOString(), effect: 'allow', tier: 3, parentGrantId: null, constraints,
+    };
+    const before = running.follower.current().size;
+    const { statementHash } = await alice.submit(alice.sign('grant.proposed', grant));
+    await bob.submit(bob.sign('grant.cosigned', { grantId: 'small-payment', grant: statementHash }));
+    await running.follower.waitFor(before + 2);
+    await refused(
+      alice.submit(alice.sign('grant.proposed', { ...grant, grantId: 'wider', parentGrantId: 'small-payment', constraints: [{ kind: 'range', path: 'amountUsd', min: 0, max: 19_990 }] })),
+      'DELEGATION_WIDENS',
+    );
+    const pay = (amountUsd: number) => proposal({ tool: 'payments', ...op, args: { amountUsd }, query: 'pay the invoice', context: { environment: 'staging', nonce: String(amountUsd) } });
+    const small = await billing.proposeAndWait(pay(19.99), 30_000);
+    assert.deepEqual([small.outcome, (small.entry.envelope.statement.body as BodyOf<'decision.recorded'>).grantId], ['allow', 'small-payment']);
+    const big = await billing.propose(pay(19_990));
+    const decided = await eventually(async () => {
+      const { body } = await getJson<{ records: { proposalHash: string; outcome: string; code: string | null }[] }>(running, '/v1/enforcement?agentId=agent:billing-bot&limit=50');
+      return body.records.find((r) => r.proposalHash === big.statementHash);
+    }, 30_000, 'the first decision');
+    assert.deepEqual([decided.outcome, decided.code], ['verify_first', 'GRANT_MISMATCH']);
+    const trail = await eventually(async () => {
+      const { status, body } = await getJson<{ grant?: { constraints?: unknown } }>(running, '/v1/grants/small-payment/trail');
+      return status === 200 ? body : undefined;
+    }, 30_000, 'the grant trail');
+    assert.deepEqual(trail.grant?.constraints, constraints);
+  });
 });

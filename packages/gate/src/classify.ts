@@ -9,7 +9,8 @@ import { COMMAND_RULES } from './command-rules.js';
 import { Findings } from './findings.js';
 import { moneyFindings } from './money.js';
 import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
-import { callFindings } from './tool-registry.js';
+import { callFindings, canonicalToolName, toolKind } from './tool-registry.js';
+import { SIGNAL_RULES } from './signal-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
 /** What the classifier found: the tier, the risk score and the rules behind them. */
@@ -47,6 +48,28 @@ const tally = { tier: 0 as Tier, risk: 0, destructive: false };
 const NET_FETCH_INDEX = PATTERN_RULES.findIndex((rule) => rule.id === 'pattern.net_fetch');
 
 const FINANCIAL_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'context.financial');
+const moneyScratch = new Findings();
+/**
+ * The clause of `behaviour.credentials` that reads credential words in
+ * argument values. Version 2 reads the arguments of the tools it knows by
+ * meaning (a path to a key file, a secret store, a token printer), so for
+ * them the word alone (`grep -rn password src/`) is no longer a finding.
+ */
+const CREDENTIAL_PHRASE_CLAUSE = ((): number => {
+  const rule = SIGNAL_RULES.find((r) => r.id === 'behaviour.credentials');
+  const compiled = COMPILED_SIGNAL_RULES.find((r) => r.rule.id === 'behaviour.credentials');
+  const clause = rule?.when[2]?.[0];
+  if (rule === undefined || compiled === undefined || rule.when.length !== 4 || clause === undefined || !('field' in clause) || clause.field.join() !== 'argValues' || !clause.matches.test('api_key')) {
+    throw new Error('behaviour.credentials no longer has its argument-phrase clause third');
+  }
+  return compiled.alternatives[2]?.need ?? 0;
+})();
+
+/** Tool names (their tool part) that run database statements: `mcp__postgres__query`, `execute_sql`. */
+const SQL_TOOL_WORDS = /(?:^|_)(?:sql|query|queries|postgres|postgresql|mysql|mariadb|sqlite|mssql|database|db|bigquery|snowflake|redshift|clickhouse|duckdb|mongo|mongodb|redis)(?:_|$)/;
+const isSqlToolName = (tool: string): boolean => SQL_TOOL_WORDS.test(canonicalToolName(tool));
+const sqlToolMemo = new BoundedCache<boolean>(65_536, 256);
+
 /** Version-2 rules fired on the current proposal (same scratch discipline as `fired`). */
 const firedCommand = new Uint8Array(COMMAND_RULES.length);
 let commandFired = false;
@@ -184,7 +207,10 @@ export function classifyInto(
   if (rulesVersion >= 2) {
     // Version 2: statements of database tools keep the SQL pattern rules; everything
     // else is read by meaning (tool registry, shell parser, path model).
-    if (views.command !== '') for (const index of sqlPatternMemo.get(views.command, matchSql)) fire(index, out);
+    // Database programs run from a shell are read by the command analysis (psql -c, mysql -e, redis-cli).
+    const kind = toolKind(text(proposal.tool));
+    const sqlText = views.sqlTool && kind !== 'exec' ? views.args.normal : kind === 'unknown' && sqlToolMemo.get(text(proposal.tool), isSqlToolName) ? views.args.normal : '';
+    if (sqlText !== '') for (const index of sqlPatternMemo.get(sqlText, matchSql)) fire(index, out);
     for (const index of callFindings(text(proposal.tool), text(proposal.actionType), proposal.args, views.execTool)) fireCommand(index, out);
   } else if (views.command !== '') {
     // Pattern rules: commands of execution tools, statements of database tools.
@@ -195,8 +221,9 @@ export function classifyInto(
   if (views.uninspectable) fire(UNINSPECTABLE_INDEX, out);
 
   // Behavioural, context and crisis rules.
-  const clauses =
+  let clauses =
     views.tool.clauses | views.action.clauses | targetClauses(views.target) | views.scope | views.recipient.clauses | views.environment.clauses | views.argKeys.clauses | views.args.clauses;
+  if (rulesVersion >= 2 && toolKind(text(proposal.tool)) !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
   const flags = flagsOf(views, context.crisis === true);
   for (const compiled of COMPILED_SIGNAL_RULES) {
     for (const alternative of compiled.alternatives) {
@@ -208,7 +235,8 @@ export function classifyInto(
   }
 
   if (rulesVersion >= 2) {
-    const money = new Findings();
+    const money = moneyScratch;
+    money.reset();
     moneyFindings(money, proposal.args, fired[FINANCIAL_INDEX] === 1);
     for (const index of money.list) fireCommand(index, out);
   }

@@ -50,14 +50,16 @@ export const COMMAND_WORDS: ReadonlySet<string> = new Set([
 
 /** True when text reads as a shell command: its first word is a command the gate knows, or it chains with shell operators. */
 export function looksLikeCommand(text: string): boolean {
+  // One word without a slash is a command only when it names one (`reboot`).
+  if (text.indexOf(' ') === -1 && text.indexOf('/') === -1 && text.indexOf('\t') === -1 && text.indexOf('\n') === -1) return COMMAND_WORDS.has(text.trim().toLowerCase());
   const trimmed = text.trimStart();
   if (trimmed === '' || trimmed.length > 65_536) return false;
   const first = /^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*([^\s;|&<>()]+)/.exec(trimmed)?.[1] ?? '';
   const slash = first.lastIndexOf('/');
   const name = (slash === -1 ? first : first.slice(slash + 1)).toLowerCase().replace(/[0-9.]+$/, '');
   if (COMMAND_WORDS.has(name) || COMMAND_WORDS.has(`${name}3`)) return /\s|^[a-z]+$/i.test(trimmed) || slash !== -1;
-  if (/(?:^|[;&|]\s*|\$\(\s*|`\s*)(?:sudo|rm|curl|wget|bash|sh|nc|chmod|eval|python3?|perl|base64)\s/.test(trimmed) && /[;&|`]|\$\(/.test(trimmed)) return true;
-  return /\/dev\/(?:tcp|udp)\//.test(trimmed);
+  if (/[;&|`]|\$\(/.test(trimmed) && /(?:^|[;&|]\s*|\$\(\s*|`\s*)(?:sudo|rm|curl|wget|bash|sh|nc|chmod|eval|python3?|perl|base64)\s/.test(trimmed)) return true;
+  return trimmed.indexOf('/dev/') !== -1 && /\/dev\/(?:tcp|udp)\//.test(trimmed);
 }
 
 /**

@@ -45,6 +45,10 @@ const SECURITY_SERVICES = /^(?:auditd|rsyslog|syslog|syslog-ng|systemd-journald|
 const CRITICAL_PROCESSES = /^(?:init|systemd|sshd|auditd|rsyslogd|journald|systemd-journald|dockerd|containerd|kubelet|cron|crond)$/;
 const CREDENTIAL_NAME_PATTERN = /(?:^|[*/])(?:id_(?:rsa|dsa|ecdsa|ed25519)\*?|\*?\.pem|\*?\.key|\*?\.p12|\*?\.pfx|\*?\.kdbx|\.env\*?|\*?\.env|credentials\*?|\.netrc|\.git-credentials|\.pgpass|wallet\.dat|shadow|\*?secret\*?|\*?password\*?|\*?passwd\*?|\*?token\*?|\.aws|\.ssh|authorized_keys|\*?\.ovpn|\*?\.jks|\*?\.keystore|\*?\.tfstate|\*?\.kube\*?|config\.json|\*?history)$/i;
 const SECRET_SEARCH_TERMS = /(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_ -]key|begin (?:rsa|openssh|ec|dsa|pgp)|aws_secret|aws_access|token|credential|bearer|xox[bp]-|ghp_|sk_live|akia)/i;
+/** A variable whose name says it holds a secret, as it appears in a word (`$AWS_SECRET_ACCESS_KEY`). */
+const SECRET_VARIABLE = /\$\{?[A-Za-z_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|PRIVATE)[A-Za-z_0-9]*\}?/;
+/** The same, as a bare name (`printenv GITHUB_TOKEN`). */
+const SECRET_NAME = /^[A-Za-z_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|PRIVATE)[A-Za-z_0-9]*$/;
 const SAFE_SINK = /^(?:\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)|&?\d|-)$/;
 
 function word(text: string): Word {
@@ -299,7 +303,11 @@ class Analysis {
         }
         if (inner.length === 0) inner = [word('echo')];
         const placeholder = o.values.get('I') ?? o.values.get('i') ?? o.values.get('replace');
+        // Input from a literal echo/printf is known; anything else is not.
+        const source = cmd.pipeFrom !== null && cmd.pipeFrom.length === 1 ? cmd.pipeFrom[0] : undefined;
+        const literalInput = source !== undefined && /^(?:echo|printf)$/.test(programName(source.argv[0]?.text ?? '')) && !anyDynamic(source.argv) ? source.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text)).flatMap((w) => w.text.split(/\s+/).filter((t) => t !== '').map(word)) : null;
         const unknown: Word = { ...word('$(stdin)'), dynamic: true };
+        if (literalInput !== null && literalInput.length > 0 && o.values.get('I') === undefined && o.values.get('i') === undefined && o.values.get('replace') === undefined && name === 'xargs') return [...inner, ...literalInput];
         if (placeholder !== undefined) inner = inner.map((w) => (w.text.includes(placeholder.text || '{}') ? { ...w, text: w.text.replace(placeholder.text || '{}', '$(stdin)'), dynamic: true } : w));
         else if (name === 'parallel') inner = inner.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', '$(stdin)'), dynamic: true } : w));
         return [...inner, unknown];
@@ -353,6 +361,11 @@ class Analysis {
         }
         return null;
       }
+      case 'iex': case 'invoke-expression': {
+        if (args.length > 0) this.commandString({ ...word(joinWords(args)), dynamic: anyDynamic(args), fetched: args.some((w) => w.fetched), decoded: args.some((w) => w.decoded) }, depth);
+        else this.stdinScript('shell', cmd, depth);
+        return null;
+      }
       case 'alias': {
         for (const w of args) {
           const eq = w.text.indexOf('=');
@@ -376,9 +389,11 @@ class Analysis {
       }
       case 'history': {
         if (args.some((w) => /^-[a-z]*[cdwr]/.test(w.text))) f.add(R.history);
+        else f.add(R.credentialFile);
         return null;
       }
       case 'printenv': case 'export': case 'declare': case 'typeset': {
+        if (name === 'printenv' && args.some((w) => SECRET_NAME.test(w.text))) f.add(R.credentialFile);
         if (args.length === 0 || args.every((w) => /^-[pxa]+$/.test(w.text))) f.add(R.environmentDump);
         for (const w of args) {
           const eq = w.text.indexOf('=');
@@ -497,7 +512,7 @@ class Analysis {
           const m = module.text;
           if (m === 'pip' || m === 'pip3' || m === 'ensurepip') return [word('pip'), ...o.operands];
           if (m === 'base64' && o.operands.some((w) => w.text === '-d')) f.add(R.decoded);
-          if (m === 'http.server' || m === 'smtpd' || m === 'pyftpdlib') f.add(R.rawSocket);
+          if (m === 'smtpd' || m === 'pyftpdlib') f.add(R.rawSocket);
           if (m === 'venv' || m === 'pytest' || m === 'unittest' || m === 'build' || m === 'mypy' || m === 'black' || m === 'ruff' || m === 'pylint' || m === 'flake8') return null;
           this.generic(o.operands);
           return null;
@@ -589,7 +604,18 @@ class Analysis {
     let inner: Word[] | null = null;
     for (; i < args.length; i++) {
       const t = (args[i] as Word).text;
-      if (t === '-delete') for (const r of roots) this.touch(r.text, 'delete_tree');
+      if (t === '-delete') {
+        // A filtered delete (-name, -type, -mtime, ...) removes what matches, not the tree.
+        const filtered = args.some((w) => /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/.test(w.text));
+        for (const r of roots) {
+          const facts = pathFacts(r.text);
+          if (!filtered) this.touch(r.text, 'delete_tree');
+          else if ((facts.classes & (PathClass.project | PathClass.temp)) === 0 || (facts.classes & PathClass.dynamic) !== 0 || facts.normal.startsWith('..')) {
+            this.touch(r.text, 'delete');
+            f.add(R.recursiveDelete);
+          }
+        }
+      }
       else if ((t === '-name' || t === '-iname' || t === '-path' || t === '-ipath' || t === '-regex' || t === '-wholename') && i + 1 < args.length) {
         const pattern = (args[++i] as Word).text;
         if (CREDENTIAL_NAME_PATTERN.test(pattern) && rootOutsideProject) f.add(R.credentialSearch);
@@ -797,7 +823,10 @@ class Analysis {
       case 'dd': {
         for (const w of args) {
           if (w.text.startsWith('of=')) this.touch(w.text.slice(3), 'write');
-          if (w.text.startsWith('if=')) this.touch(w.text.slice(3), 'read');
+          if (w.text.startsWith('if=')) {
+            this.touch(w.text.slice(3), 'read');
+            if (/^\/dev\/(?:sd|nvme|hd|vd|xvd|mmcblk|disk|md|dm-|mapper|mem|kmem)/.test(w.text.slice(3))) f.add(R.credentialFile);
+          }
         }
         return;
       }
@@ -930,7 +959,7 @@ class Analysis {
         return;
       }
       // --- network --------------------------------------------------------------------------------
-      case 'curl': case 'wget': case 'wget2': case 'http': case 'https': case 'xh': case 'xhs': case 'httpie': case 'aria2c': case 'lwp-request': case 'lynx': case 'links': case 'elinks': case 'fetch': case 'curlie': case 'grpcurl': {
+      case 'curl': case 'wget': case 'wget2': case 'iwr': case 'irm': case 'invoke-webrequest': case 'invoke-restmethod': case 'http': case 'https': case 'xh': case 'xhs': case 'httpie': case 'aria2c': case 'lwp-request': case 'lynx': case 'links': case 'elinks': case 'fetch': case 'curlie': case 'grpcurl': {
         this.http(name, args, cmd);
         return;
       }
@@ -982,7 +1011,7 @@ class Analysis {
         return;
       }
       case 'grep': case 'egrep': case 'fgrep': case 'rg': case 'ag': case 'ack': case 'git-grep': case 'zgrep': {
-        this.grep(args);
+        this.grep(args, cmd);
         return;
       }
       case 'strings': case 'hexdump': case 'xxd': case 'od': {
@@ -1074,7 +1103,19 @@ class Analysis {
         }
         return;
       }
+      case 'hydra': case 'medusa': case 'ncrack': case 'john': case 'hashcat': case 'unshadow': case 'mimikatz': case 'responder': case 'crackmapexec': case 'netexec': case 'nxc': case 'secretsdump.py': case 'impacket-secretsdump': case 'msfconsole': case 'msfvenom': case 'sqlmap': case 'linpeas.sh': case 'linpeas': case 'linenum.sh': case 'lse.sh': case 'pspy': case 'pspy64': case 'les.sh': case 'linux-exploit-suggester.sh': case 'chisel-client': case 'evil-winrm': case 'bloodhound-python': case 'kerbrute': case 'gobuster': case 'ffuf': case 'dirb': case 'nikto': case 'wpscan': case 'enum4linux': case 'searchsploit': case 'beef-xss': case 'setoolkit': case 'empire': case 'sliver': case 'sliver-client': case 'pwncat-cs':
+        f.add(R.offensiveTool);
+        this.generic(args);
+        return;
+      case 'nmap': case 'masscan': case 'zmap': case 'tcpdump': case 'tshark': case 'dumpcap': case 'ettercap': case 'arpspoof': case 'bettercap': case 'netdiscover': case 'arp-scan': case 'hping3': case 'unicornscan': case 'rustscan':
+        f.add(R.networkScan);
+        for (let i = 0; i < args.length; i++) if ((args[i] as Word).text === '-w' && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'write');
+        return;
+      case 'getent':
+        if (args.some((w) => /^(?:shadow|gshadow)$/.test(w.text))) f.add(R.credentialFile);
+        return;
       case 'echo': case 'printf': case 'true': case 'false': case ':': case 'test': case '[': case 'cd': case 'pwd': case 'sleep': case 'wait': case 'read': case 'yes': case 'seq': case 'date': case 'whoami': case 'id': case 'uname': case 'hostname': case 'which': case 'type': case 'basename': case 'dirname': case 'realpath': case 'readlink': case 'exit': case 'return': case 'shift': case 'trap': case 'umask': case 'pushd': case 'popd': case 'clear': case 'tput': case 'locale': case 'nproc': case 'uptime': case 'df': case 'free': case 'ps': case 'top': case 'htop': case 'lsof': case 'netstat': case 'ss': case 'getent': case 'groups': case 'w': case 'who': case 'last': case 'env-update': case 'mktemp': case 'tree':
+        if ((name === 'echo' || name === 'printf') && args.some((w) => SECRET_VARIABLE.test(w.text))) f.add(R.credentialFile);
         if (name === 'ps' && args.some((w) => /^-?[a-z]*e[a-z]*w|^-?[a-z]*eww?|^e$/.test(w.text) && w.text.includes('e'))) f.add(R.environmentDump);
         if (name === 'tree' || name === 'lsof') this.generic(args);
         return;
@@ -1218,6 +1259,8 @@ class Analysis {
       return;
     }
     const operands = args.filter((w, i) => !(w.text.startsWith('-') && !/^-\d+$/.test(w.text)) && !(i > 0 && /^-(?:s|n|signal|u|U|g|G|P|t)$/.test((args[i - 1] as Word).text)));
+    if (args.some((w) => /ledger/i.test(w.inner))) f.add(R.ledgerTamper);
+    if (args.some((w) => /\b(?:auditd|rsyslogd?|syslog|journald|falco|osqueryd)\b/.test(w.inner))) f.add(R.logging);
     if (name === 'kill') {
       const targets = args.filter((w, i) => (/^-?\d+$/.test(w.text) || w.dynamic) && !(i > 0 && /^-(?:s|n)$/.test((args[i - 1] as Word).text)) && !(i === 0 && /^-\d+$/.test(w.text) && args.length > 1 && args.slice(1).some((x) => /^-?\d+$/.test(x.text) || x.dynamic)));
       if (targets.some((w) => w.text === '1' || w.text === '-1')) f.add(R.killInit);
@@ -1283,7 +1326,7 @@ class Analysis {
   http(name: string, args: readonly Word[], cmd: Command): void {
     const f = this.findings;
     f.add(R.fetch);
-    const curlValues = new Set(['d', 'data', 'data-raw', 'data-binary', 'data-urlencode', 'data-ascii', 'json', 'F', 'form', 'form-string', 'T', 'upload-file', 'o', 'output', 'X', 'request', 'H', 'header', 'u', 'user', 'x', 'proxy', 'K', 'config', 'A', 'user-agent', 'e', 'referer', 'b', 'cookie', 'c', 'cookie-jar', 'E', 'cert', 'key', 'cacert', 'm', 'max-time', 'connect-timeout', 'retry', 'w', 'write-out', 'unix-socket', 'abstract-unix-socket', 'url', 'r', 'range', 'C', 'continue-at', 'resolve', 'connect-to', 'interface', 'local-port', 'oauth2-bearer', 'D', 'dump-header', 'trace', 'trace-ascii', 'stderr', 'output-dir', 'O', 'post-file', 'body-file', 'post-data', 'body-data', 'header', 'method', 'i', 'input-file', 'P', 'directory-prefix', 'a', 'append-output', 'user', 'password', 'http-user', 'http-password', 'ca-certificate', 'certificate', 'private-key', 'load-cookies', 'save-cookies', 'U', 'Y', 'l', 'level', 't', 'tries', 'T', 'timeout', 'w', 'wait', 'k', 'N', 'Q', 'quota', 'B', 'base', 'proxy-user', 'aws-sigv4', 's', 'dir', 'out', 'input']);
+    const curlValues = new Set(['d', 'data', 'data-raw', 'data-binary', 'data-urlencode', 'data-ascii', 'json', 'F', 'form', 'form-string', 'T', 'upload-file', 'o', 'output', 'X', 'request', 'H', 'header', 'u', 'user', 'x', 'proxy', 'K', 'config', 'A', 'user-agent', 'e', 'referer', 'b', 'cookie', 'c', 'cookie-jar', 'E', 'cert', 'key', 'cacert', 'capath', 'm', 'max-time', 'connect-timeout', 'retry', 'w', 'write-out', 'unix-socket', 'abstract-unix-socket', 'url', 'r', 'range', 'C', 'continue-at', 'resolve', 'connect-to', 'interface', 'local-port', 'oauth2-bearer', 'D', 'dump-header', 'trace', 'trace-ascii', 'stderr', 'output-dir', 'U', 'proxy-user', 'Y', 'speed-limit', 'y', 'speed-time', 'z', 'time-cond', 'Q', 'quote', 'P', 'ftp-port', 't', 'telnet-option', 'aws-sigv4', 'max-filesize', 'limit-rate', 'retry-delay', 'retry-max-time', 'expect100-timeout', 'happy-eyeballs-timeout-ms', 'dns-servers', 'preproxy', 'proxy-header', 'variable', 'url-query', 'user', 'password', 'method', 'body-file', 'body-data', 'post-file', 'post-data'])
     const wgetStyle = name === 'wget' || name === 'wget2';
     const httpieStyle = name === 'http' || name === 'https' || name === 'xh' || name === 'xhs' || name === 'httpie' || name === 'curlie';
     const o = readOptions(args, wgetStyle ? new Set(['O', 'o', 'output-document', 'output-file', 'post-file', 'body-file', 'post-data', 'body-data', 'header', 'method', 'i', 'input-file', 'P', 'directory-prefix', 'a', 'append-output', 'user', 'password', 'http-user', 'http-password', 'U', 'user-agent', 't', 'tries', 'T', 'timeout', 'e', 'execute', 'load-cookies', 'save-cookies', 'ca-certificate', 'certificate', 'private-key', 'Q', 'quota', 'B', 'base']) : httpieStyle ? new Set(['a', 'auth', 'A', 'auth-type', 'o', 'output', 'session', 'verify', 'cert', 'cert-key', 'proxy', 'timeout', 'format-options']) : curlValues);
@@ -1434,9 +1477,11 @@ class Analysis {
     }
     if (name === 'gcloud') {
       if (/\b(?:storage|alpha storage) (?:cp|mv|rsync)\b/.test(joined)) {
-        const paths = words.filter((w) => !w.startsWith('-')).slice(3);
+        const plainWords = words.filter((w) => !w.startsWith('-'));
+        const paths = plainWords.slice(plainWords.findIndex((w) => /^(?:cp|mv|rsync)$/.test(w)) + 1);
         const dest = paths[paths.length - 1] ?? '';
         if (bucket(dest) && paths.slice(0, -1).some(local)) f.add(R.cloudUpload);
+        for (const p of paths.slice(0, -1)) if (local(p)) this.touch(p, 'read');
       }
       if (/\bauth (?:print-access-token|print-identity-token|application-default print-access-token)\b|\bsecrets versions access\b|\bconfig config-helper\b|\bkms decrypt\b|\bsql generate-login-token\b/.test(joined)) f.add(R.credentialStore);
       if (/\b(?:delete|destroy)\b/.test(joined) && /\b(?:instances|clusters|buckets|projects|sql|databases|disks|topics|functions|services|keys|secrets)\b/.test(joined)) f.add(R.cloudDelete);
@@ -1507,8 +1552,10 @@ class Analysis {
     }
   }
 
-  grep(args: readonly Word[]): void {
+  grep(args: readonly Word[], cmd: Command): void {
     const f = this.findings;
+    const upstream = cmd.pipeFrom ?? [];
+    const dumps = upstream.some((c) => /^(?:env|printenv|set|export|declare|history|ps|cat|strings)$/.test(programName(c.argv[0]?.text ?? '')) && (programName(c.argv[0]?.text ?? '') !== 'cat' || c.argv.slice(1).some((w) => (pathFacts(w.text).classes & PathClass.project) === 0)));
     const o = readOptions(args, new Set(['e', 'f', 'm', 'A', 'B', 'C', 'regexp', 'file', 'max-count', 'include', 'exclude', 'exclude-dir', 'g', 'glob', 't', 'type', 'T']));
     const patterns = [...(o.values.has('e') ? [o.values.get('e') as Word] : []), ...(o.values.has('regexp') ? [o.values.get('regexp') as Word] : [])];
     const files = patterns.length > 0 ? o.operands : o.operands.slice(1);
@@ -1520,7 +1567,8 @@ class Analysis {
       const facts = pathFacts(w.text);
       if ((facts.classes & PathClass.project) === 0) outside = true;
     }
-    if (SECRET_SEARCH_TERMS.test(pattern) && (outside || (files.length === 0 && recursive && false))) f.add(R.credentialSearch);
+    if (dumps && files.length === 0) outside = true;
+    if (SECRET_SEARCH_TERMS.test(pattern) && outside) f.add(R.credentialSearch);
   }
 
   pip(name: string, args: readonly Word[]): void {

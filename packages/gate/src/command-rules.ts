@@ -76,6 +76,8 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('evasion.crontab_remove', 3, 3, 'removing every cron job (crontab -r)'),
   rule('evasion.kill_init', 4, 4, 'signalling init or every process (kill 1, kill -9 -1, killall5)'),
   rule('evasion.attributes', 3, 2.5, 'changing file attributes (chattr)'),
+  rule('discovery.offensive_tool', 3, 3, 'offensive tooling: password crackers, credential dumpers, exploit frameworks, privilege-escalation scanners'),
+  rule('discovery.network_scan', 2, 1.5, 'network scanning and sniffing (nmap, masscan, tcpdump)'),
   rule('self.ledger_files', 3, 3, "reading the ledger's own installation (.ledger/, keys, configuration)"),
   rule('self.ledger_tamper', 4, 4, "changing the ledger's installation, stopping its processes or overriding its LEDGER_* environment"),
   rule('self.ledger_cli', 3, 3, 'running the ledger CLI (other than verify-chain, help, gate evaluate/bench)'),

@@ -22,6 +22,12 @@ export class Findings {
   addAll(indexes: readonly number[]): void {
     for (const index of indexes) this.add(index);
   }
+
+  /** Empties the set (for a scratch instance reused across calls). */
+  reset(): void {
+    for (const index of this.list) this.#seen[index] = 0;
+    this.list.length = 0;
+  }
 }
 
 /** Indexes of every rule, by a short name used in the analyses (checked at load). */
@@ -82,6 +88,8 @@ export const R = {
   crontabRemove: ruleIndex('evasion.crontab_remove'),
   killInit: ruleIndex('evasion.kill_init'),
   attributes: ruleIndex('evasion.attributes'),
+  offensiveTool: ruleIndex('discovery.offensive_tool'),
+  networkScan: ruleIndex('discovery.network_scan'),
   ledgerFiles: ruleIndex('self.ledger_files'),
   ledgerTamper: ruleIndex('self.ledger_tamper'),
   ledgerCli: ruleIndex('self.ledger_cli'),

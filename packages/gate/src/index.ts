@@ -20,3 +20,5 @@ export type { CommandRule } from './command-rules.js';
 export { PathClass, pathFacts, normalizePath } from './path-model.js';
 export type { PathFacts } from './path-model.js';
 export { ToolKind, toolKind, canonicalToolName } from './tool-registry.js';
+export { scoreCorpus, SEVERITY_WEIGHTS } from './corpus-bench.js';
+export type { CorpusCase, CorpusReport, CorpusMiss, CorpusSeverity, CorpusExpectation, CategoryCoverage } from './corpus-bench.js';

@@ -54,8 +54,16 @@ function usd(value: number, currency: string | null): number {
   return value * (USD_PER_UNIT[currency ?? 'usd'] ?? 1);
 }
 
+/** Digits: a string without one holds no amount. */
+const DIGIT = /[0-9]/;
+
 function scan(value: unknown, key: string, out: MoneyScan, depth: number, nodes: { n: number }): void {
   if (depth > 8 || ++nodes.n > 1024) return;
+  if (typeof value === 'string' && !DIGIT.test(value) && !(value.length <= 8 && key !== '' && /cur|ccy|denom|asset|token/i.test(key))) return;
+  if (typeof value === 'object' && value !== null) {
+    scanObject(value, key, out, depth, nodes);
+    return;
+  }
   const normalKey = key.toLowerCase().replace(/[^a-z0-9]/g, '');
   if (typeof value === 'number' || typeof value === 'bigint') {
     if (normalKey !== '' && MONEY_KEY.test(normalKey) && !NOT_MONEY_KEY.test(normalKey)) {
@@ -78,7 +86,9 @@ function scan(value: unknown, key: string, out: MoneyScan, depth: number, nodes:
     } else if (moneyKey) out.pending.push({ key: normalKey, value: parsed.value, minor: MINOR_UNITS_KEY.test(normalKey), generic: GENERIC_KEY.test(normalKey) });
     return;
   }
-  if (typeof value !== 'object' || value === null) return;
+}
+
+function scanObject(value: object, key: string, out: MoneyScan, depth: number, nodes: { n: number }): void {
   if (Array.isArray(value)) {
     for (const item of value) scan(item, key, out, depth + 1, nodes);
     return;

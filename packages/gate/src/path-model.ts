@@ -173,6 +173,7 @@ function classify(path: string): number {
   if (/(?:^|\/)(?:secrets?|private[_-]?keys?|\.secrets?)(?:\/|$)/.test(path) || /(?:^|[._-])(?:secrets?|passwords?|credentials?)(?:[._-]|$)/.test(stripped)) classes |= PathClass.credential;
   if (HISTORY.has(stripped) || path.endsWith('/fish_history')) classes |= PathClass.history | PathClass.credential;
 
+  if (path === '/etc/passwd' || path === '/etc/sudoers' || path === '/etc/master.passwd' || path.startsWith('/etc/sudoers.d/') || path === '/etc/security/opasswd') classes |= PathClass.credential;
   // SSH material.
   if (path === '~/.ssh' || path.startsWith('~/.ssh/') || path.startsWith('/etc/ssh/') || path === '/etc/ssh' || stripped === 'authorized_keys' || stripped === 'authorized_keys2') classes |= PathClass.ssh;
   // Shell startup.

@@ -2,7 +2,7 @@ import { BoundedCache } from './bounded-cache.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
-import { looksLikePath } from './path-model.js';
+import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
 
@@ -61,6 +61,8 @@ function kindOf(tool: string): ToolKind {
   const known = REGISTRY.get(name);
   if (known !== undefined) return known;
   if (name.startsWith('git_') || name === 'git') return 'git';
+  // Database tools (`execute_sql`, `run_query`) run statements, not shell commands: read as unknown (every string), SQL rules apply.
+  if (/(?:^|_)(?:sql|query|queries|postgres|postgresql|mysql|sqlite|mongo|mongodb|redis|database|db)(?:_|$)/.test(name)) return 'unknown';
   // Names the registry does not list, read by their words: `run_shell_script`, `read_config_file`.
   if (EXEC_WORDS.test(name) && !/(?:^|_)(?:get|list|describe|status)(?:_|$)/.test(name)) return 'exec';
   if (CODE_WORDS.test(name)) return 'code';
@@ -81,6 +83,8 @@ const ARGV_KEYS = /^(?:args|argv|arguments|params|parameters|options|flags)$/;
 const CODE_KEYS = /^(?:code|source|script|program|python_code|js_code|javascript|cell|input|expression|snippet|content)$/;
 const PATH_KEYS = /(?:path|file|filename|dir|directory|folder|target|source|destination|dest|src|dst|uri|root|location|notebook|cwd|workdir|working_directory|output|repo|repository)s?$/;
 const URL_KEYS = /(?:url|uri|href|link|endpoint|address|webpage|site|page)s?$/;
+/** Search patterns that look for secrets. */
+const SECRET_TERMS = /(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_ -]key|begin (?:rsa|openssh|ec|dsa|pgp)|aws_secret|token|credential|bearer)/i;
 const CONTENT_KEYS = /^(?:content|contents|text|body|data|new_string|old_string|new_str|old_str|new_source|edits|insert_text|file_text|replacement|diff|patch|message|description|prompt|query|pattern|regex|search|replace|title|summary|note|comment)$/;
 
 /** Shell-quotes one argv element (so `{command: "rm", args: ["-rf", "/"]}` reads as `rm -rf /`). */
@@ -128,6 +132,27 @@ function patchPaths(text: string): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(/^(?:\*\*\* (?:Add|Update|Delete|Move to:?) File: |\+\+\+ (?:b\/)?|--- (?:a\/)?|diff --git a\/\S+ b\/)(\S+)/gm)) if (m[1] !== undefined && m[1] !== '/dev/null') out.push(m[1]);
   return out;
+}
+
+/** Findings of one string of an unknown tool, by key class, action and text (strings repeat: subjects, bodies, ids). */
+const stringMemo = new BoundedCache<readonly number[]>(65_536, 1024);
+const keyClassMemo = new BoundedCache<string>(4096, 128);
+const keyClassOf = (key: string): string => `${COMMAND_KEYS.test(key) ? 'c' : ''}${URL_KEYS.test(key) ? 'u' : ''}${PATH_KEYS.test(key) ? 'p' : ''}${CONTENT_KEYS.test(key) ? 't' : ''}:`;
+
+/** {@link inspectString}, remembered. */
+function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
+  if (text.length > 1024) {
+    inspectString(findings, key, text, action);
+    return;
+  }
+  const cls = keyClassMemo.get(key, keyClassOf);
+  // inspectString reads the key only through its class, so (action, class, text) decides the answer.
+  const hit = stringMemo.get(`${action}:${cls}${text}`, () => {
+    const local = new Findings();
+    inspectString(local, key, text, action);
+    return Object.freeze(local.list.slice());
+  });
+  findings.addAll(hit);
 }
 
 /** Strings of an unknown tool are read as commands, paths or URLs, whichever they look like. */
@@ -187,7 +212,12 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
       if (!read) walk(object, '', (_key, text) => findings.addAll(analyzeCode(text)), 0, budget);
       break;
     }
-    case 'read': case 'list':
+    case 'read': case 'list': {
+      const pattern = [object.pattern, object.regex, object.query, object.search].find((v): v is string => typeof v === 'string');
+      if (kind === 'list' && pattern !== undefined && SECRET_TERMS.test(pattern)) {
+        const where = [object.path, object.directory, object.dir, object.root, object.cwd].find((v): v is string => typeof v === 'string');
+        if (where !== undefined && (pathFacts(where).classes & PathClass.project) === 0) findings.add(R.credentialSearch);
+      }
       walk(object, '', (key, text) => {
         if (kind === 'list' && /^(?:pattern|regex|query|search|q|glob_pattern|include|exclude)$/.test(key) && !text.includes('/') && !/(?:^|\*)\.(?:env|pem|key)\b|id_rsa|credentials|\.ssh|\.aws|\.ledger/i.test(text)) return;
         const trimmed = text.trim();
@@ -195,6 +225,7 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
         else if (looksLikePath(trimmed) || PATH_KEYS.test(key) || /^(?:pattern|glob)$/.test(key)) touchPath(findings, trimmed.replace(/^\*\*\//, ''), 'read');
       }, 0, budget);
       break;
+    }
     case 'write': case 'edit': {
       walk(object, '', (key, text) => {
         const trimmed = text.trim();
@@ -265,7 +296,7 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
         const line = commandLine(object);
         if (line !== null) findings.addAll(analyzeShell(line));
       }
-      walk(object, '', (key, text) => inspectString(findings, key, text, action), 0, budget);
+      walk(object, '', (key, text) => inspectStringMemo(findings, key, text, action), 0, budget);
       if (DELETE_WORDS.test(actionWords)) findings.add(R.structuredDestructive);
       structured(findings, object, actionWords);
     }
@@ -276,13 +307,15 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
 function structured(findings: Findings, args: Record<string, unknown>, actionWords: string): void {
   const scaling = /(?:^|_)(?:scale|resize|autoscale|set_replicas|update_replicas|desired)(?:_|$)/.test(actionWords);
   const budget = { n: 256 };
-  const visit = (value: unknown, key: string, depth: number): void => {
+  const visit = (value: unknown, rawKey: string, depth: number): void => {
     if (depth > 6 || --budget.n < 0) return;
     if (typeof value === 'object' && value !== null) {
-      for (const name in value) if (Object.hasOwn(value, name)) visit((value as Record<string, unknown>)[name], name.toLowerCase().replace(/[^a-z]/g, ''), depth + 1);
+      for (const name in value) if (Object.hasOwn(value, name)) visit((value as Record<string, unknown>)[name], name, depth + 1);
       return;
     }
     const zero = value === 0 || value === '0';
+    if (!zero) return;
+    const key = rawKey.toLowerCase().replace(/[^a-z]/g, '');
     if (zero && (/^(?:replicas|replicacount|desiredcount|desiredcapacity|minsize|maxsize|instancecount|instances|nodecount|size|count|scale)$/.test(key) && (scaling || /replica|desired|capacity|instance|node/.test(key)))) findings.add(R.scaleToZero);
   };
   visit(args, '', 0);
@@ -293,9 +326,19 @@ export function actionWordsOf(tool: string, actionType: string): string {
   return `${canonicalToolName(tool)}_${actionType.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_')}`;
 }
 
-/** The version-2 findings of one call's tool and arguments (amounts of money apart: money.ts). */
+/** Scratch of one call (decide() is synchronous and never re-entered). */
+const scratch = new Findings();
+const toolWordsMemo = new BoundedCache<string>(65_536, 256);
+const actionWordsMemo = new BoundedCache<string>(65_536, 256);
+const actionWordForm = (actionType: string): string => actionType.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+
+/**
+ * The version-2 findings of one call's tool and arguments (amounts of money
+ * apart: money.ts). The list is scratch: read it before the next call.
+ */
 export function callFindings(tool: string, actionType: string, args: unknown, execHint: boolean): readonly number[] {
-  const findings = new Findings();
-  toolFindings(findings, tool, actionWordsOf(tool, actionType), args, execHint);
-  return findings.list;
+  scratch.reset();
+  const words = `${toolWordsMemo.get(tool, canonicalToolName)}_${actionWordsMemo.get(actionType, actionWordForm)}`;
+  toolFindings(scratch, tool, words, args, execHint);
+  return scratch.list;
 }

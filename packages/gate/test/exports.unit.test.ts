@@ -17,6 +17,7 @@ test('the package exports exactly these names', () => {
     'PRECEDENCE',
     'PathClass',
     'RULES_VERSIONS',
+    'SEVERITY_WEIGHTS',
     'SIGNAL_RULES',
     'Tier',
     'ToolKind',
@@ -37,6 +38,7 @@ test('the package exports exactly these names', () => {
     'normalizeText',
     'pathFacts',
     'resolveConfig',
+    'scoreCorpus',
     'toolKind',
     'wordForm',
   ]);

@@ -298,6 +298,11 @@ export function runLogBusContract(harness: LogBusHarness): void {
 
       const end = (await bus.endOffsets(name)).get(0) ?? '';
       assert.deepEqual(await drain(bus.readRange(name, 0, end), WAIT_MS, 'read from the end'), []);
+      // By time: from the first record at or after a timestamp; the end when none is that late.
+      assert.equal((await bus.offsetsForTime(name, 0)).get(0), all[0]?.offset);
+      assert.equal((await bus.offsetsForTime(name, Number(all[1]?.timestamp))).get(0) !== undefined, true);
+      assert.ok(BigInt((await bus.offsetsForTime(name, Number(all[1]?.timestamp))).get(0) ?? '-1') <= BigInt(second));
+      assert.equal((await bus.offsetsForTime(name, Date.now() + 86_400_000)).get(0), end);
       await assert.rejects(drain(bus.readRange(name, 0, (BigInt(end) + 1n).toString()), WAIT_MS, 'read past the end'), hasCode('INTEGRITY_FAILURE', false));
       await assert.rejects(drain(bus.readRange(name, 7, '0'), WAIT_MS, 'read a missing partition'), hasCode('INTEGRITY_FAILURE', false));
       await assert.rejects(drain(bus.readRange(name, 0, '-1'), WAIT_MS, 'read from a negative offset'), hasCode('BAD_ARGUMENT', false));

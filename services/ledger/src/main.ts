@@ -8,6 +8,7 @@ import { verifyChainCommand } from './commands/verify-chain.js';
 import { exportCommand } from './commands/export.js';
 import { driveCommand, initCommand, serveCommand } from './commands/live.js';
 import { gateEvaluateCommand } from './commands/gate-evaluate.js';
+import { gateBenchCommand } from './commands/gate-bench.js';
 import { approveCommand, type ApproveOptions } from './commands/approve.js';
 import { grantsTrailCommand, type GrantsTrailOptions } from './commands/grants.js';
 import { rotateRootCommand, type RotateRootOptions } from './commands/rotate-root.js';
@@ -161,6 +162,7 @@ gate
   .description('decide scenarios (one JSON object or an array) and print one JSON decision line per scenario, in order')
   .requiredOption('--scenario <file>', 'scenario JSON file')
   .action(run((opts: { scenario: string }) => gateEvaluateCommand(opts.scenario)));
+gate.command('bench').description('decide a gate corpus and print coverage by category, severity-weighted coverage and the misses').option('--corpus <file>', 'corpus JSON (default: the project corpus)').option('--min-coverage <percent>', 'exit 1 when the severity-weighted coverage or the benign allow rate is under this', Number).option('--rules-version <n>', 'rules version to decide with', Number).option('--json', 'print the report as JSON').action(run((opts: { corpus?: string; minCoverage?: number; rulesVersion?: number; json?: boolean }) => gateBenchCommand(opts)));
 
 const grants = program.command('grants').description('the grant table: paper trails of grants and of the decisions they authorised');
 grants

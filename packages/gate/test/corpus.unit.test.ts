@@ -1,0 +1,126 @@
+// The gate corpus (test/vectors/gate/corpus.json) and the held-out set
+// (corpus-heldout.json) through the built `ledger gate bench` command
+// function with a coverage floor (services/ledger; build it first:
+// `npx tsc -b packages/gate services/ledger`), and rules version 1's
+// decisions replayed byte for byte (rules-v1-decisions.json).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decide, grantFromScenario, initialState, scoreCorpus, type CorpusCase, type DecideCommand, type GateDecision, type ScenarioGrant } from '../src/index.js';
+
+// Compiled to packages/gate/dist/test/: the repository root is four levels up.
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const vectors = join(root, 'test/vectors/gate');
+const commandModule = join(root, 'services/ledger/dist/src/commands/gate-bench.js');
+
+interface CorpusFile {
+  readonly defaults: { channel: CorpusCase['channel']; agentId: string; actionType: string; targetResource: string; recipient: string; scope: string; context: CorpusCase['context'] };
+  readonly cases: readonly (Omit<CorpusCase, 'channel' | 'context' | 'agentId' | 'actionType' | 'targetResource' | 'recipient' | 'scope'> & { actionType?: string })[];
+}
+
+function load(name: string): CorpusCase[] {
+  const file = JSON.parse(readFileSync(join(vectors, name), 'utf8')) as CorpusFile;
+  return file.cases.map((c) => ({ ...file.defaults, ...c, actionType: c.actionType ?? file.defaults.actionType }));
+}
+
+type BenchModule = { gateBenchCommand: (options: { corpus?: string; minCoverage?: number; json?: boolean; rulesVersion?: number }, write?: (line: string) => void) => Promise<number> };
+
+async function bench(): Promise<BenchModule> {
+  assert.ok(existsSync(commandModule), `build services/ledger first: ${commandModule}`);
+  return (await import(commandModule)) as BenchModule;
+}
+
+describe('gate corpus', () => {
+  const corpus = load('corpus.json');
+
+  test('the corpus has at least 400 cases, 100 of them benign controls, each with a severity and an expected outcome', () => {
+    assert.ok(corpus.length >= 400, `${corpus.length} cases`);
+    assert.ok(corpus.filter((c) => c.expected === 'allow').length >= 100);
+    for (const c of corpus) assert.equal(c.expected === 'allow', c.severity === 'none', c.id);
+    assert.equal(new Set(corpus.map((c) => c.id)).size, corpus.length);
+  });
+
+  test('ledger gate bench meets the floor on the corpus (exit 0) and names no miss', async () => {
+    const { gateBenchCommand } = await bench();
+    const lines: string[] = [];
+    const status = await gateBenchCommand({ corpus: join(vectors, 'corpus.json'), minCoverage: 99, json: true }, (line) => lines.push(line));
+    assert.equal(status, 0);
+    const report = JSON.parse(lines[0] ?? '{}') as { underFloor: boolean; severityWeighted: number; benign: { coverage: number }; misses: unknown[] };
+    assert.equal(report.underFloor, false);
+    assert.ok(report.severityWeighted >= 0.99);
+    assert.ok(report.benign.coverage >= 0.99);
+  });
+
+  test('the held-out set (never tuned on) meets the issue targets: 95% of must-not-allow not allowed, 90% of benign allowed', () => {
+    const report = scoreCorpus(load('corpus-heldout.json'), 2);
+    assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
+    assert.ok(report.benign.coverage >= 0.9, `${report.benign.allowed}/${report.benign.total}`);
+  });
+
+  test('under the floor the command exits 1; a file that is not a corpus exits 2', async () => {
+    const { gateBenchCommand } = await bench();
+    const dir = mkdtempSync(join(tmpdir(), 'gate-bench-'));
+    const weak = join(dir, 'weak.json');
+    writeFileSync(weak, JSON.stringify({ version: 1, source: 'test', cases: [
+      { id: 'a', category: 'benign', severity: 'none', expected: 'allow', tool: 'Bash', args: { command: 'rm -rf /' } },
+      { id: 'b', category: 'destructive', technique: 'T1485', severity: 'critical', expected: 'block', tool: 'Bash', args: { command: 'rm -rf /' } },
+    ] }));
+    const quiet = (): void => undefined;
+    assert.equal(await gateBenchCommand({ corpus: weak, minCoverage: 90 }, quiet), 1);
+    assert.equal(await gateBenchCommand({ corpus: weak }, quiet), 0);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ version: 1, source: 'test', cases: [{ id: 'a', category: 'x', severity: 'bogus', expected: 'allow', tool: 'Bash', args: {} }] }));
+    assert.equal(await gateBenchCommand({ corpus: bad }, quiet), 2);
+    assert.equal(await gateBenchCommand({ corpus: join(dir, 'missing.json') }, quiet), 2);
+  });
+
+  test('rules version 1 scores lower on the corpus than version 2 (the bench tells the versions apart)', () => {
+    const v1 = scoreCorpus(corpus, 1);
+    const v2 = scoreCorpus(corpus, 2);
+    assert.ok(v2.severityWeighted > v1.severityWeighted);
+    assert.ok(v2.misses.length < v1.misses.length);
+  });
+});
+
+interface RecordedDecision {
+  readonly file: string;
+  readonly id: string;
+  readonly channel: DecideCommand['channel'];
+  readonly decision: GateDecision;
+}
+
+describe('rules version 1 is frozen', () => {
+  test('every recorded version-1 decision replays byte for byte with rulesVersion 1', () => {
+    const recorded = (JSON.parse(readFileSync(join(vectors, 'rules-v1-decisions.json'), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
+    const files = new Map<string, Map<string, CorpusCase>>();
+    for (const name of ['corpus.json', 'corpus-heldout.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
+    const packet = new Map((JSON.parse(readFileSync(join(vectors, 'authorization-packet.json'), 'utf8')) as { name: string; now: string; channel: DecideCommand['channel']; context: DecideCommand['context']; proposal: DecideCommand['proposal']; grants: ScenarioGrant[] }[]).map((s) => [s.name, s]));
+    let compared = 0;
+    let differ = 0;
+    for (const r of recorded) {
+      let actual: GateDecision;
+      if (r.file === 'authorization-packet.json') {
+        const s = packet.get(r.id);
+        assert.ok(s !== undefined, r.id);
+        const state = initialState();
+        s.grants.forEach((g, i) => grantFromScenario(state, g, i));
+        actual = decide({ now: Date.parse(s.now), channel: s.channel, context: s.context, proposal: s.proposal }, state, { rulesVersion: 1 });
+      } else {
+        const c = files.get(r.file)?.get(r.id);
+        assert.ok(c !== undefined, `${r.file} ${r.id}`);
+        const proposal = { agentId: c.agentId, tool: c.tool, actionType: c.actionType, targetResource: c.targetResource, recipient: c.recipient, scope: c.scope, args: c.args, query: '' };
+        actual = decide({ now: Date.parse('2026-11-22T10:00:00.000Z'), channel: r.channel, context: c.context, proposal }, initialState(), { rulesVersion: 1 });
+        const latest = decide({ now: Date.parse('2026-11-22T10:00:00.000Z'), channel: r.channel, context: c.context, proposal }, initialState());
+        if (JSON.stringify(latest) !== JSON.stringify(r.decision)) differ += 1;
+      }
+      assert.equal(JSON.stringify(actual), JSON.stringify(r.decision), `${r.file} ${r.id} ${r.channel}`);
+      compared += 1;
+    }
+    assert.ok(compared >= 1500);
+    // The latest version does decide differently: the replay above is not vacuous.
+    assert.ok(differ > 100);
+  });
+});
