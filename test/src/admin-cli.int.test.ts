@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { canonicalJson, nodeEd25519, verifyEnvelopeSignatures, type Envelope } from '@agent-ledger/core';
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
-import { freshHome, start } from './live.js';
+import { eventually, freshHome, start } from './live.js';
 
 // The admin CLI against a live ledger: grants proposed, co-signed,
 // re-authorised, revoked and listed, keys registered (also by a partly signed
@@ -73,8 +73,11 @@ describe('admin CLI on a live ledger', () => {
     assert.equal(self.status, 1);
     assert.equal(json(self).error?.code, 'SEPARATION_OF_DUTIES');
 
+    // Once the log has sealed the proposal, the co-signer is shown the signed statement itself.
+    await eventually(async () => ((await fetch(`${api}/v1/receipts/0/${propose.authorityIndex as number}`)).status === 200 ? true : undefined), 30_000, 'the proposal checkpointed');
     const cosign = json(await ledger('grant', 'cosign', 'cli-g1', '--wait', ...as('admin:bob')));
-    assert.deepEqual([cosign.ok, cosign.write, cosign.tookEffect], [true, propose.statementHash, true]);
+    assert.deepEqual([cosign.ok, cosign.write, cosign.tookEffect, cosign.verified], [true, propose.statementHash, true, true]);
+    assert.deepEqual(cosign.signed, propose.grant);
 
     const list = json(await ledger('grant', 'list', '--agent', 'agent:build-bot', '--home', home.dir, '--api', api, '--json'));
     const listed = (list.grants as { grantId: string; status: string; cosignedBy: string }[]).find((g) => g.grantId === 'cli-g1');
@@ -166,14 +169,16 @@ describe('admin CLI on a live ledger', () => {
     const rotated = json(await ledger('key', 'list', '--principal', 'agent:new-bot', '--home', home.dir, '--json'));
     assert.deepEqual((rotated.keys as { keyId: string; status: string }[]).map((k) => [k.keyId, k.status]), [[keyId, 'revoked'], [replacementId, 'active']]);
 
-    // Several signers: alice writes the statement (the new key proves possession), bob adds his signature.
+    // The README's onboarding of a privileged key whose file stays with its owner: alice writes the statement
+    // by key id, the owner proves possession on the file, bob adds his signature and submits.
     const second = join(dir, 'second.key');
     const secondId = (await ledger('keygen', '--principal', 'approver:zoe', '--out', second)).stdout.trim();
     const file = join(dir, 'register-zoe.json');
-    const partly = json(await ledger('key', 'register', '--principal', 'approver:zoe', '--roles', 'approver', '--new-key', second, '--out', file, ...as('admin:alice')));
+    const partly = json(await ledger('key', 'register', '--principal', 'approver:zoe', '--roles', 'approver', '--key-id', secondId, '--out', file, ...as('admin:alice')));
     assert.deepEqual([partly.ok, partly.statementHash], [true, undefined], 'written, not submitted');
+    assert.equal(json(await ledger('key', 'cosign', file, '--signer-key', second, '--home', home.dir, '--api', api, '--json')).ok, true);
     assert.equal(json(await ledger('key', 'cosign', file, ...as('admin:bob'))).ok, true);
-    const twice = await ledger('key', 'cosign', file, '--signer-key', second, '--home', home.dir, '--api', api, '--json');
+    const twice = await ledger('key', 'cosign', file, ...as('admin:bob'));
     assert.equal(twice.status, 2);
     assert.equal(json(twice).error?.code, 'BAD_ARGUMENT');
     const envelope = JSON.parse(readFileSync(file, 'utf8')) as Envelope;

@@ -1,9 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
-import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
-import { Principal, createStatement, parseStrictJson, type BodyOf, type Envelope } from '@agent-ledger/core';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
+import { EntrySchema, Principal, canonicalJson, createStatement, nodeEd25519, parseStrictJson, statementHash, verifyEnvelopeSignatures, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
 import type { GrantSummaryBody } from '../api/trail-schema.js';
 import { fetchGrantTrail } from './grants.js';
-import { getOk } from './http.js';
+import { getJson, getOk } from './http.js';
 import {
   apiBase,
   badArgument,
@@ -199,6 +199,28 @@ export function grantProposeCommand(options: GrantProposeOptions): Promise<numbe
 }
 
 /**
+ * The signed statement of a grant write, fetched from the log
+ * (`GET /v1/receipts/0/:index`, once checkpointed) and checked: it must
+ * hash to the write's statement hash and carry its author's signature. So
+ * what a co-signer is shown is exactly what the co-signature names, not the
+ * API's projection of it. Undefined while the write is not checkpointed.
+ * @throws LedgerError INTEGRITY_FAILURE when the log's statement is not the one the trail names.
+ */
+async function signedWrite(baseUrl: string, write: GrantEvent): Promise<BodyOf<'grant.proposed'> | BodyOf<'grant.reauthorized'> | undefined> {
+  const { status, body } = await getJson(`${baseUrl}/v1/receipts/0/${write.authorityIndex}`);
+  if (status !== 200) return undefined;
+  const parsed = EntrySchema.safeParse((body as { entry?: unknown } | null)?.entry);
+  if (!parsed.success) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `authority entry #${write.authorityIndex} is not a ledger entry`);
+  const statement = (parsed.data as unknown as Entry).envelope.statement;
+  const signers = verifyEnvelopeSignatures((parsed.data as unknown as Entry).envelope, canonicalJson(statement), nodeEd25519);
+  if (statementHash(statement) !== write.statementHash || !signers.includes(statement.author.keyId) || statement.author.principal !== write.principal) {
+    throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `authority entry #${write.authorityIndex} is not the signed write ${write.statementHash.slice(0, 16)} the trail names`);
+  }
+  if (statement.type !== 'grant.proposed' && statement.type !== 'grant.reauthorized') throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `authority entry #${write.authorityIndex} is a ${statement.type}`);
+  return statement.body as BodyOf<'grant.proposed'> | BodyOf<'grant.reauthorized'>;
+}
+
+/**
  * `ledger grant cosign GRANT_ID`: co-signs the write of a grant that waits
  * for co-signatures (its proposal or a re-authorisation; `--write HASH`
  * names one), by the statement hash the trail gives, after printing what it
@@ -215,14 +237,20 @@ export function grantCosignCommand(grantId: string, options: GrantWriteOptions &
     if (write === undefined) {
       throw new OperationalError(OperationalCode.NOT_FOUND, options.write === undefined ? `nothing of grant ${grantId} waits for a co-signature` : `grant ${grantId} has no write ${options.write.slice(0, 16)}`);
     }
-    const g = trail.grant;
+    // Show what is co-signed from the signed statements themselves when the log has sealed them.
+    const signed = await signedWrite(baseUrl, write);
+    const proposal = write.kind === 'proposed' ? signed : await signedWrite(baseUrl, trail.events.find((e) => e.kind === 'proposed') ?? write);
+    const g = proposal !== undefined && 'actionType' in proposal ? proposal : trail.grant;
+    const verified = signed !== undefined && proposal !== undefined && 'actionType' in proposal;
     const envelope = signOne(createStatement('grant.cosigned', { grantId, grant: write.statementHash }, signer), signer);
-    const what = write.kind === 'reauthorized' ? `re-authorisation #${write.authorityIndex} (until ${write.expiresAt ?? '?'})` : `proposal #${write.authorityIndex}`;
+    const until = signed !== undefined && 'grant' in signed ? signed.expiresAt : (write.expiresAt ?? '?');
+    const what = write.kind === 'reauthorized' ? `re-authorisation #${write.authorityIndex} (until ${until})` : `proposal #${write.authorityIndex}`;
+    const source = verified ? 'checked against the signed statements on the log' : "as the API's projection shows it: the write is not checkpointed yet";
     return {
       envelope,
       grantId,
-      what: `grant ${grantId} ${what} co-signed (${g.effect} ${g.actionType} for ${g.agentId}: target ${g.targetResource}, recipient ${g.recipient}, scope ${g.scope}, tier ${g.tier}, by ${write.principal})`,
-      extra: { write: write.statementHash, writeKind: write.kind },
+      what: `grant ${grantId} ${what} co-signed (${g.effect} ${g.actionType} for ${g.agentId}: target ${g.targetResource}, recipient ${g.recipient}, scope ${g.scope}, tier ${g.tier}, by ${write.principal}; ${source})`,
+      extra: { write: write.statementHash, writeKind: write.kind, verified, ...(verified ? { signed: g } : {}) },
     };
   });
 }
