@@ -91,7 +91,7 @@ test('Telegram down: the request goes to Discord at once, and a Discord answer i
 test('Telegram unanswered: after its slice Discord is tried, then the CLI; the CLI answer wins', async () => {
   const s = await stack();
   try {
-    const notifier = new FailoverNotifier({ channels: [s.telegram, s.discord, s.cli, s.webhook], sliceMs: { telegram: 100, discord: 100, cli: 60_000 } });
+    const notifier = new FailoverNotifier({ channels: [s.telegram, s.discord, s.cli, s.webhook], sliceMs: { telegram: 400, discord: 400, cli: 60_000 } });
     const { pending } = makePending();
     const printed = once(s.cliOut, 'data');
     const routed = notifier.route(pending);

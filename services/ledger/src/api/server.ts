@@ -6,7 +6,9 @@ import { LedgerError, OperationalCode, OperationalError, ReasonCode, isReasonCod
 import {
   EnvelopeSchema,
   Hash,
+  Principal,
   canonicalJson,
+  eventPartitionOf,
   nodeEd25519,
   parseStrictJsonBytes,
   partitionOf,
@@ -131,6 +133,8 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   });
   const rate = new RateLimiter(deps.rateLimit ?? DEFAULT_RATE_LIMIT);
   const recordBudget = new RateLimiter(deps.refusalRecordLimit ?? DEFAULT_REFUSAL_RECORD_LIMIT);
+  // One limiter for unauthenticated refusals: each sender address, and '*' for all of them together.
+  const anonymousBudget = new RateLimiter(deps.refusalRecordLimit ?? DEFAULT_REFUSAL_RECORD_LIMIT);
   const hosts = new HostAllowList(deps.allowedHosts ?? []);
 
   const app = Fastify({
@@ -250,12 +254,17 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       partition = 0;
     }
     if (!Number.isSafeInteger(partition) || partition < 0 || partition > deps.eventPartitions) partition = 0;
+    await publishRefusal(raw, partition, (statement.body as { agentId?: string }).agentId ?? null, err);
+  }
+
+  /** Publishes refused bytes to intake, marked so that the sequencer records them as `intake.rejected` with `err`'s code. */
+  async function publishRefusal(raw: Buffer, partition: number, key: string | null, err: LedgerError): Promise<void> {
     try {
       await deps.bus.publish([
         {
           topic: deps.topics.intake,
           partition,
-          key: (statement.body as { agentId?: string }).agentId ?? null,
+          key,
           value: raw,
           headers: { [REFUSED_HEADER]: err.code, [REFUSED_DETAIL_HEADER]: `refused at the API: ${err.message}`.slice(0, 300) },
         },
@@ -267,22 +276,43 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     }
   }
 
+  async function recordAnonymous(raw: Buffer, address: string, err: LedgerError): Promise<void> {
+    const now = Date.now();
+    if (!anonymousBudget.take(`address:${address}`, now) || !anonymousBudget.take('*', now)) {
+      unrecorded.inc({ reason: 'budget' });
+      return;
+    }
+    // The partition the bytes claim when they name an agent, else one chosen by their hash: never the authority stream.
+    let partition = 1 + (createHash('sha256').update(raw).digest().readUInt32BE(0) % deps.eventPartitions);
+    try {
+      const claimed = (JSON.parse(raw.toString('utf8')) as { statement?: { body?: { agentId?: unknown } } } | null)?.statement?.body?.agentId;
+      if (typeof claimed === 'string' && Principal.safeParse(claimed).success) partition = eventPartitionOf(claimed, deps.eventPartitions);
+    } catch {
+      // Not JSON: the hash's partition.
+    }
+    await publishRefusal(raw, partition, null, err);
+  }
+
   app.post('/v1/statements', async (req, reply) => {
     if (!Buffer.isBuffer(req.body)) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'content type must be application/json');
     const raw = req.body;
-    const value = parseStrictJsonBytes(raw, { maxBytes: BODY_LIMIT, maxDepth: 32 });
-    const parsed = EnvelopeSchema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid envelope'}`);
+    let envelope: Envelope;
+    let signers: readonly string[];
+    try {
+      const value = parseStrictJsonBytes(raw, { maxBytes: BODY_LIMIT, maxDepth: 32 });
+      const parsed = EnvelopeSchema.safeParse(value);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid envelope'}`);
+      }
+      envelope = parsed.data as unknown as Envelope;
+      signers = verifyEnvelopeSignatures(envelope, canonicalJson(envelope.statement), nodeEd25519);
+    } catch (err) {
+      // Nobody is proven to have said this: recorded under the sender's address and a global budget.
+      if (err instanceof LedgerError) await recordAnonymous(raw, req.ip, err);
+      throw err;
     }
-    const envelope = parsed.data as unknown as Envelope;
     const statement = envelope.statement;
-    if (statement.type === 'intake.rejected' || statement.type === 'genesis') {
-      throw new LedgerError(ReasonCode.POLICY_VIOLATION, `${statement.type} cannot be submitted`);
-    }
-    // Unsigned or badly signed input is refused without a trace on the log: anyone could send it.
-    const signers = verifyEnvelopeSignatures(envelope, canonicalJson(statement), nodeEd25519);
     const now = Date.now();
     if (!rate.take(statement.author.principal, now)) {
       const err = new LedgerError(ReasonCode.RATE_LIMIT, `${statement.author.principal} is over its statement budget`, { retryable: true });
@@ -299,6 +329,8 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       }
       if (tracker.seen(statement.id)) throw new LedgerError(ReasonCode.REPLAY, `statement ${statement.id} was already submitted`);
       state.authorize(statement, signers, size);
+      // After the role, as in the sequencer's admission: any other author gets KEY_ROLE, the code verify-chain gives.
+      if (statement.type === 'intake.rejected') throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
       // Registry and grant rules (four eyes, lifetimes, delegation...): refused here with the code the sequencer would record.
       state.check(statement, now);
       if (statement.type === 'human.response') await refuseClosedRequest((statement.body as { proposal: string }).proposal);
