@@ -7,7 +7,7 @@ import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
 
 /**
- * Tools by meaning (rules version 2): a registry maps the usual agent tools
+ * Tools by meaning (rules version 3): a registry maps the usual agent tools
  * to what they do with their arguments. Claude Code's Bash, Read, Write,
  * Edit, MultiEdit, NotebookEdit, WebFetch, Glob and Grep; the reference MCP
  * servers (filesystem, shell, git, fetch) and common function-calling names.
