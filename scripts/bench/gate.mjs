@@ -245,7 +245,7 @@ function row(name, r) {
 
 console.log(`gate bench (rules version ${RULES?.rulesVersion ?? gate.LATEST_RULES_VERSION}): ${GRANTS} grants (${byKey.size} five-field keys, ${AGENTS.length} agents); ${REQUESTS} requests per stream; node ${process.version}; cedar ${cedar.getCedarVersion()}`);
 console.log(`fold: ${eventCount} authority events in ${fmt(foldMs, 0)} ms (${fmt((eventCount / foldMs) * 1000, 0)}/s)${WITH_CEDAR ? `; cedar pre-parse: ${cedarIndex.size} policy sets (the keys with grants that the requests name) in ${fmt(preparseMs / 1000, 1)} s` : ''}`);
-const findings = { block: null, allow: null, expired: null, nearMiss: false };
+const findings = { block: null, allow: null, expired: null, nearMiss: false, argumentMismatch: null };
 let failed = false;
 for (const s of streams) {
   const outcomes = { allow: 0, verify_first: 0, block: 0 };

@@ -61,6 +61,12 @@ class FakeBus implements LogBus {
   async endOffsets(): Promise<ReadonlyMap<number, string>> {
     return new Map();
   }
+  async offsetsForTime(): Promise<ReadonlyMap<number, string>> {
+    return new Map();
+  }
+  async committedOffsets(): Promise<ReadonlyMap<number, string | null>> {
+    return new Map();
+  }
   async close(): Promise<void> {}
 }
 

@@ -79,10 +79,10 @@ describe('authority rules 2, live', { timeout: 240_000 }, () => {
     // Four eyes: alice and bob together, with the new key's proof of possession, register it.
     const carol = newSigner('admin:carol');
     const both = signStatement(createStatement('key.registered', { keyId: carol.keyId, principal: carol.principal, roles: ['admin'] }, home.key('admin-alice')), [home.key('admin-alice'), home.key('admin-bob'), carol], nodeEd25519);
-    const before = running.follower.current().size;
     await alice.submit(both);
-    await running.follower.waitFor(before + 1);
-    assert.equal(running.follower.current().state.key(carol.keyId)?.principal, 'admin:carol');
+    // Refusals are recorded on the log too (intake.rejected): wait for the registration itself.
+    const registered = await eventually(async () => running.follower.current().state.key(carol.keyId), 30_000, 'the registration');
+    assert.equal(registered.principal, 'admin:carol');
   });
 
   test('attack 2: a final decision signed by the timer\'s key is KEY_ROLE at the API and at the sequencer', async () => {
@@ -117,5 +117,38 @@ describe('authority rules 2, live', { timeout: 240_000 }, () => {
       outcomes.push(`${decided.outcome}:${String(decided.code)}`);
     }
     assert.deepEqual(outcomes, ['verify_first:GRANT_MISSING', 'verify_first:GRANT_MISSING']);
+  });
+
+  test('item 6: a grant for a $19.99 payment allows $19.99, not $19,990 (GRANT_MISMATCH); a widening delegation is refused; the trail shows the constraints', async () => {
+    const alice = clientFor(home, running, 'admin-alice');
+    const bob = clientFor(home, running, 'admin-bob');
+    const billing = clientFor(home, running, 'agent-billing-bot');
+    const op = { actionType: 'payment.send', targetResource: 'payments/vendors/acme', recipient: 'acme-corp', scope: 'invoice:2026-11' };
+    const constraints: NonNullable<BodyOf<'grant.proposed'>['constraints']> = [{ kind: 'range', path: 'amountUsd', min: 0, max: 19.99 }];
+    const grant: BodyOf<'grant.proposed'> = {
+      grantId: 'small-payment', agentId: 'agent:billing-bot', ...op, notBefore: new Date(Date.now() - 60_000).toISOString(), expiresAt: new Date(Date.now() + 86_400_000).toISOString(), effect: 'allow', tier: 3, parentGrantId: null, constraints,
+    };
+    const { statementHash } = await alice.submit(alice.sign('grant.proposed', grant));
+    await bob.submit(bob.sign('grant.cosigned', { grantId: 'small-payment', grant: statementHash }));
+    // Refusals are recorded on the log too: wait for the grant itself to be in force.
+    await eventually(async () => (running.follower.current().state.grants.grant('small-payment')?.proposal.effectiveAt ?? null) !== null || undefined, 30_000, 'the grant in force');
+    await refused(
+      alice.submit(alice.sign('grant.proposed', { ...grant, grantId: 'wider', parentGrantId: 'small-payment', constraints: [{ kind: 'range', path: 'amountUsd', min: 0, max: 19_990 }] })),
+      'DELEGATION_WIDENS',
+    );
+    const pay = (amountUsd: number) => proposal({ tool: 'payments', ...op, args: { amountUsd }, query: 'pay the invoice', context: { environment: 'staging', nonce: String(amountUsd) } });
+    const small = await billing.proposeAndWait(pay(19.99), 30_000);
+    assert.deepEqual([small.outcome, (small.entry.envelope.statement.body as BodyOf<'decision.recorded'>).grantId], ['allow', 'small-payment']);
+    const big = await billing.propose(pay(19_990));
+    const decided = await eventually(async () => {
+      const { body } = await getJson<{ records: { proposalHash: string; outcome: string; code: string | null }[] }>(running, '/v1/enforcement?agentId=agent:billing-bot&limit=50');
+      return body.records.find((r) => r.proposalHash === big.statementHash);
+    }, 30_000, 'the first decision');
+    assert.deepEqual([decided.outcome, decided.code], ['verify_first', 'GRANT_MISMATCH']);
+    const trail = await eventually(async () => {
+      const { status, body } = await getJson<{ grant?: { constraints?: unknown } }>(running, '/v1/grants/small-payment/trail');
+      return status === 200 ? body : undefined;
+    }, 30_000, 'the grant trail');
+    assert.deepEqual(trail.grant?.constraints, constraints);
   });
 });

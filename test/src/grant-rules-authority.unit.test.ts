@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { type BodyOf, type Role, type Signer } from '@agent-ledger/core';
 import { newSigner } from '@agent-ledger/ledger';
 import { TestLedger } from './fixtures.js';
-import { ledgerV2 } from './grant-rules-support.js';
+import { decideLatest, ledgerV2 } from './grant-rules-support.js';
 import { decide } from '@agent-ledger/gate';
 import { CRITICAL, assertFailsAt, assertValid, gateState, iso, recordDecision, verify, type Posted } from './replay-support.js';
 
@@ -118,10 +118,10 @@ test('the generic service role is of rules 1: refused under rules 2 (POLICY_VIOL
 test('attacks 2 and 11: a decision signed by the timer\'s key fails KEY_ROLE, live and offline alike', async () => {
   const { ledger, timer } = ledgerV2();
   const proposal = ledger.propose();
-  const first = recordDecision(ledger, proposal);
+  const first = decideLatest(ledger, proposal);
   const forged = ledger.say(
     'decision.recorded',
-    { agentId: ledger.agent.principal, proposal: proposal.hash, outcome: 'allow', code: null, tier: first.expected.tier, risk: 0, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null },
+    { agentId: ledger.agent.principal, proposal: proposal.hash, outcome: 'allow', code: null, tier: first.expected.tier, risk: 0, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null, rulesVersion: 2 },
     timer,
   );
   assertFailsAt(await verify(ledger), 'KEY_ROLE', forged.entry);
@@ -147,7 +147,7 @@ test('only the gate signs classifications, screening, confirmations, refusals an
 test('attack 9: a bridge claiming self_signed fails KEY_ROLE; a bridge plus one approver never makes two at tier 4', async () => {
   const { ledger, bridge } = ledgerV2();
   const proposal = ledger.propose(CRITICAL);
-  const first = recordDecision(ledger, proposal);
+  const first = decideLatest(ledger, proposal);
   assert.equal(first.expected.tier, 4);
   const request = first.request as Posted;
   const claim = (assurance: 'self_signed' | 'platform'): BodyOf<'human.response'> => ({
@@ -158,13 +158,13 @@ test('attack 9: a bridge claiming self_signed fails KEY_ROLE; a bridge plus one 
 
   const { ledger: l2, bridge: bridge2 } = ledgerV2();
   const p2 = l2.propose(CRITICAL);
-  const f2 = recordDecision(l2, p2);
+  const f2 = decideLatest(l2, p2);
   const r2 = f2.request as Posted;
   l2.say('human.response', { agentId: l2.agent.principal, proposal: p2.hash, request: r2.hash, answer: 'approve', assurance: 'platform', platformIdentity: 'telegram:42' }, bridge2);
   l2.say('human.response', { agentId: l2.agent.principal, proposal: p2.hash, request: r2.hash, answer: 'approve', assurance: 'self_signed', platformIdentity: null }, l2.approver);
   const allowed = l2.say(
     'decision.recorded',
-    { agentId: l2.agent.principal, proposal: p2.hash, outcome: 'allow', code: null, tier: 4, risk: 0, authorityIndex: l2.authoritySize, grantId: null, grantEntry: null },
+    { agentId: l2.agent.principal, proposal: p2.hash, outcome: 'allow', code: null, tier: 4, risk: 0, authorityIndex: l2.authoritySize, grantId: null, grantEntry: null, rulesVersion: 2 },
     l2.gate,
   );
   assertFailsAt(await verify(l2), 'POLICY_VIOLATION', allowed.entry);
@@ -173,7 +173,7 @@ test('attack 9: a bridge claiming self_signed fails KEY_ROLE; a bridge plus one 
 test('an approver key claiming platform assurance fails KEY_ROLE (assurance is the key\'s role, both ways)', async () => {
   const { ledger } = ledgerV2();
   const proposal = ledger.propose();
-  const first = recordDecision(ledger, proposal);
+  const first = decideLatest(ledger, proposal);
   const request = first.request as Posted;
   const claim = ledger.say(
     'human.response',
@@ -186,14 +186,14 @@ test('an approver key claiming platform assurance fails KEY_ROLE (assurance is t
 test('a timer timeout and a gate final decision verify under rules 2', async () => {
   const { ledger, timer } = ledgerV2();
   const proposal = ledger.propose();
-  const first = recordDecision(ledger, proposal, {}, { deadlineMs: 100 });
+  const first = decideLatest(ledger, proposal, {}, { deadlineMs: 100 });
   assert.equal(first.expected.outcome, 'verify_first');
   ledger.clock += 200;
   ledger.say('timeout.recorded', { agentId: ledger.agent.principal, proposal: proposal.hash, request: (first.request as Posted).hash, deadline: first.deadline }, timer);
   ledger.say('escalation.raised', { agentId: ledger.agent.principal, proposal: proposal.hash, level: 'admin', reason: 'no answer before the deadline' }, timer);
   ledger.say(
     'decision.recorded',
-    { agentId: ledger.agent.principal, proposal: proposal.hash, outcome: 'deny', code: 'TIMEOUT', tier: first.expected.tier, risk: 0, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null },
+    { agentId: ledger.agent.principal, proposal: proposal.hash, outcome: 'deny', code: 'TIMEOUT', tier: first.expected.tier, risk: 0, authorityIndex: ledger.authoritySize, grantId: null, grantEntry: null, rulesVersion: 2 },
     ledger.gate,
   );
   assertValid(await verify(ledger));
@@ -237,13 +237,24 @@ test('attack 3: the same call gets the same outcome whatever channel it claims (
 test('attack 3 offline: an allow the claimed channel would have earned fails verify-chain at the decision (POLICY_VIOLATION)', async () => {
   const { ledger } = ledgerV2();
   const proposal = ledger.propose({ ...RISKY, channel: 'cli' });
-  const forged = recordDecision(ledger, proposal, { outcome: 'allow', code: null, rulesVersion: 2 });
+  const forged = decideLatest(ledger, proposal, { outcome: 'allow', code: null });
   assert.equal(forged.expected.outcome, 'verify_first');
   assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', forged.decision.entry);
 
   const { ledger: honest } = ledgerV2({ agentThreshold: 3 });
-  const allowed = recordDecision(honest, honest.propose({ ...RISKY, channel: 'api' }), { rulesVersion: 2 });
+  const allowed = decideLatest(honest, honest.propose({ ...RISKY, channel: 'api' }));
   assert.equal(allowed.expected.outcome, 'allow');
+  assertValid(await verify(honest));
+});
+
+test('a decision under gate rules 1 (the channel threshold; no rulesVersion named) on an authority-rules-2 ledger is POLICY_VIOLATION', async () => {
+  const { ledger } = ledgerV2();
+  // A payment both rule versions leave to a human: only the version (absent: 1) is wrong.
+  const named = recordDecision(ledger, ledger.propose());
+  assert.equal(named.expected.outcome, 'verify_first');
+  assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', named.decision.entry);
+  const { ledger: honest } = ledgerV2();
+  decideLatest(honest, honest.propose());
   assertValid(await verify(honest));
 });
 

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { matchesPattern, narrows, satisfiesAll, type ArgumentConstraint, type BodyOf } from '@agent-ledger/core';
 import { TestLedger } from './fixtures.js';
-import { ledgerV2 } from './grant-rules-support.js';
-import { assertFailsAt, assertValid, gateDecides, iso, recordDecision, verify, type Posted } from './replay-support.js';
+import { decideLatest, gateDecidesLatest, ledgerV2 } from './grant-rules-support.js';
+import { assertFailsAt, assertValid, iso, verify, type Posted } from './replay-support.js';
 
 // Grants constrain arguments (SPEC.md section 7.2, rule 7): a grant for a
 // $19.99 refund does not allow a $19,990 one; constraints are signed in the
@@ -49,7 +49,7 @@ test('item 6: a $19.99 refund grant allows $19.99 and not $19,990 (GRANT_MISMATC
   const { ledger } = ledgerV2();
   const grant = writeGrant(ledger, refundGrant(ledger, 'refund-small'));
   const small = refund(ledger, { amountUsd: 19.99, currency: 'USD', memo: 'ticket 4711: damaged item' });
-  const allowed = recordDecision(ledger, small);
+  const allowed = decideLatest(ledger, small);
   assert.deepEqual([allowed.expected.outcome, allowed.expected.grantId], ['allow', 'refund-small']);
   for (const args of [
     { amountUsd: 19_990, currency: 'USD', memo: 'ticket 4711: damaged item' },
@@ -58,7 +58,7 @@ test('item 6: a $19.99 refund grant allows $19.99 and not $19,990 (GRANT_MISMATC
     { amountUsd: '19.99', currency: 'USD', memo: 'ticket 4711' },
     { currency: 'USD', memo: 'ticket 4711' },
   ]) {
-    const d = gateDecides(ledger, refund(ledger, args));
+    const d = gateDecidesLatest(ledger, refund(ledger, args));
     assert.deepEqual([d.outcome, d.code, d.grantId], ['verify_first', 'GRANT_MISMATCH', null], JSON.stringify(args));
   }
   assertValid(await verify(ledger));
@@ -66,7 +66,7 @@ test('item 6: a $19.99 refund grant allows $19.99 and not $19,990 (GRANT_MISMATC
   const { ledger: l2 } = ledgerV2();
   const g2 = writeGrant(l2, refundGrant(l2, 'refund-small'));
   const big = refund(l2, { amountUsd: 19_990, currency: 'USD', memo: 'ticket 4711' });
-  const forged = recordDecision(l2, big, { outcome: 'allow', code: null, grantId: 'refund-small', grantEntry: g2.entry.index });
+  const forged = decideLatest(l2, big, { outcome: 'allow', code: null, grantId: 'refund-small', grantEntry: g2.entry.index });
   assert.equal(forged.expected.code, 'GRANT_MISMATCH');
   assertFailsAt(await verify(l2), 'POLICY_VIOLATION', forged.decision.entry);
   assert.ok(grant);
@@ -167,4 +167,7 @@ test('the safe pattern language is the glob it documents (checked against a regu
   );
   assert.equal(matchesPattern('ticket 4711*', 'ticket 4711: x'), true);
   assert.equal(matchesPattern('*'.repeat(200), 'a'.repeat(4000) + 'b'), true);
+  // A long argument meets no pattern (bounded work, fail closed), even one that would match.
+  const memo = (text: string): boolean => satisfiesAll([{ kind: 'pattern', path: 'memo', pattern: '*' }], { memo: text });
+  assert.deepEqual([memo('x'.repeat(4096)), memo('x'.repeat(4097))], [true, false]);
 });

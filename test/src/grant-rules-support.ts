@@ -1,6 +1,7 @@
 import type { Signer } from '@agent-ledger/core';
 import { newSigner } from '@agent-ledger/ledger';
 import { TestLedger } from './fixtures.js';
+import { RULES_LATEST, gateDecides, recordDecision, type Posted } from './replay-support.js';
 
 // Shared by the authority-rules tests: a hand-built ledger under authority rules 2.
 
@@ -48,3 +49,13 @@ export function ledgerV2(options: { riskThreshold?: number; agentThreshold?: num
   return { ledger, carol, timer, bridge };
 }
 
+
+/** The gate's first decision signed as the live gate signs it: the latest rules, named in the decision (a rules-2 ledger refuses gate rules 1). */
+export function decideLatest(ledger: TestLedger, proposal: Posted, forged: Parameters<typeof recordDecision>[2] = {}, options: Parameters<typeof recordDecision>[3] = {}): ReturnType<typeof recordDecision> {
+  return recordDecision(ledger, proposal, forged, { rules: RULES_LATEST, ...options });
+}
+
+/** What the live gate decides for a proposal under the latest rules. */
+export function gateDecidesLatest(ledger: TestLedger, proposal: Posted): ReturnType<typeof gateDecides> {
+  return gateDecides(ledger, proposal, ledger.authoritySize, { rules: RULES_LATEST });
+}

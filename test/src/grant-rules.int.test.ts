@@ -6,7 +6,7 @@ import { LedgerError } from '@agent-ledger/refusals';
 import { createKafkaBus } from '@agent-ledger/kafka';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { LedgerClient } from '@agent-ledger/client';
-import { EntrySchema, createStatement, nodeEd25519, parseStrictJson, signStatement, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
+import { EntrySchema, createStatement, nodeEd25519, parseStrictJson, sha256Hex, signStatement, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
 import { exportCommand, newSigner, rotateRootCommand, topicNames, writeKeyFile, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { clientFor, eventually, freshHome, getJson, proposal, start, type Signer } from './live.js';
 
@@ -47,11 +47,20 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
     grantId, ...op, notBefore: iso(Date.now() - 60_000), expiresAt: iso(Date.now() + DAY), effect: 'allow', tier: 3, parentGrantId: null, ...overrides,
   });
 
-  /** Submits an authority statement and waits until the gate's view of the authority stream includes it. */
+  /**
+   * Submits an authority statement and waits until the gate's view of the
+   * authority stream includes it: its own entry (the API reports the index
+   * at GET /v1/statements/:id), not merely one more entry, since refusals
+   * are recorded on the log too.
+   */
   async function write(client: LedgerClient, envelope: Envelope): Promise<string> {
-    const before = running.follower.current().size;
     const { statementHash } = await client.submit(envelope);
-    await running.follower.waitFor(before + 1);
+    const index = await eventually(async () => {
+      const { body } = await getJson<{ status: string; index?: number }>(running, `/v1/statements/${envelope.statement.id}`);
+      if (body.status === 'rejected') throw new Error(`statement ${envelope.statement.id} was rejected`);
+      return body.status === 'admitted' ? body.index : undefined;
+    }, 30_000, 'the statement\'s entry');
+    await running.follower.waitFor((index as number) + 1);
     return statementHash;
   }
 
@@ -92,11 +101,10 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
   const as = (signer: Signer): LedgerClient => new LedgerClient({ baseUrl: running.apiUrl as string, signer, deciderKeys: [home.key('gate').keyId] });
 
   test('a proposal and its co-signature sent back to back both count: the API leaves what it has not seen yet to the sequencer', async () => {
-    const before = running.follower.current().size;
     const { statementHash } = await alice.submit(alice.sign('grant.proposed', grant('back-to-back', { targetResource: 'payments/vendors/initech', recipient: 'initech' })));
     await bob.submit(bob.sign('grant.cosigned', { grantId: 'back-to-back', grant: statementHash }));
-    await running.follower.waitFor(before + 2);
-    assert.notEqual(running.follower.current().state.grants.grant('back-to-back')?.proposal.effectiveAt, null);
+    // Fails by timing out if the co-signature never counts.
+    await eventually(async () => ((running.follower.current().state.grants.grant('back-to-back')?.proposal.effectiveAt ?? null) === null ? undefined : true), 30_000, 'the co-signed grant in force');
   });
 
   test('a self-grant is refused with SEPARATION_OF_DUTIES', async () => {
@@ -174,17 +182,19 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
     const envelope = alice.sign('grant.proposed', grant('bypass', { agentId: 'admin:alice' }));
     const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: 'grant-bypass' });
     const topics = topicNames(home.config.topicPrefix);
-    const before = running.follower.current().size;
+    const raw = JSON.stringify(envelope);
     try {
-      await bus.publish([{ topic: topics.intake, partition: 0, key: null, value: JSON.stringify(envelope) }]);
-      await running.follower.waitFor(before + 1);
-      let rejection: Entry | undefined;
-      // Offsets are not indexes (transaction markers take offsets too): find the entry by its index.
-      for await (const record of bus.readRange(topics.authority, 0, '0')) {
-        const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
-        if (entry.index === before) rejection = entry;
-      }
-      const statement = rejection?.envelope.statement;
+      await bus.publish([{ topic: topics.intake, partition: 0, key: null, value: raw }]);
+      // Other refusals are recorded on the log too: find the rejection of these exact bytes.
+      const rejection = await eventually(async () => {
+        for await (const record of bus.readRange(topics.authority, 0, '0')) {
+          const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
+          const body = entry.envelope.statement.body as { input?: string };
+          if (entry.envelope.statement.type === 'intake.rejected' && body.input === sha256Hex(raw)) return entry;
+        }
+        return undefined;
+      }, 30_000, 'the intake.rejected entry');
+      const statement = rejection.envelope.statement;
       assert.equal(statement?.type, 'intake.rejected');
       assert.equal((statement?.body as BodyOf<'intake.rejected'>).code, 'SEPARATION_OF_DUTIES');
       assert.equal(running.follower.current().state.grants.grant('bypass'), undefined);
@@ -202,7 +212,6 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
     });
     const erin = newSigner('admin:erin');
     writeKeyFile(join(dir, 'keys', 'admin-erin.key'), erin);
-    const before = running.follower.current().size;
     const code = await rotateRootCommand({
       rootKey: [home.keyPath('root-1'), home.keyPath('root-2')],
       newRootKey: next,
@@ -215,7 +224,7 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
       home: dir,
     });
     assert.equal(code, 0);
-    await running.follower.waitFor(before + 1);
+    await eventually(async () => (running.follower.current().state.key(erin.keyId) === undefined ? undefined : true), 30_000, 'the rotation');
     assert.deepEqual(running.follower.current().state.roots.keys.length, 3);
     const hash = await write(alice, alice.sign('grant.proposed', grant('after-rotation', { scope: 'invoice:2026-08' })));
     await refused(bob.submit(bob.sign('grant.cosigned', { grantId: 'after-rotation', grant: hash })), 'KEY_REVOKED');

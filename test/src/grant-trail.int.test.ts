@@ -165,7 +165,7 @@ describe('grant paper trail', () => {
     const revokedLine = await ledger('grants', 'trail', 'trail-child', '--api', api);
     assert.ok(revokedLine.stdout.includes(`#${cascade?.authorityIndex} revoked with ancestor trail-root by admin:alice: build host retired`), revokedLine.stdout);
 
-    // Bad input: 400 BAD_ARGUMENT; unknown: 404 NOT_FOUND (operational codes, not refusals); the CLI says the same with its code, no stack trace.
+    // Bad input: 400 BAD_ARGUMENT; unknown: 404 NOT_FOUND (operational codes, not refusals); the CLI says the same with its code, and BAD_ARGUMENT for its own bad arguments, no stack trace.
     const refusal = async (path: string): Promise<[number, string]> => {
       const response = await fetch(`${api}${path}`);
       return [response.status, ((await response.json()) as { error?: { code: string } }).error?.code ?? 'none'];
@@ -182,7 +182,7 @@ describe('grant paper trail', () => {
     for (const args of [['grants', 'trail', '--decision', 'xyz', '--api', api], ['grants', 'trail', '--api', api], ['grants', 'trail', 'x', '--api', 'not a url']]) {
       const bad = await ledger(...args);
       assert.equal(bad.status, 2, args.join(' '));
-      assert.match(bad.stderr, /^ledger: SCHEMA_INVALID: /, args.join(' '));
+      assert.match(bad.stderr, /^ledger: BAD_ARGUMENT: /, args.join(' '));
       assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack trace');
     }
     const help = await ledger('grants', 'trail', '--help');

@@ -90,7 +90,8 @@ export function recordDecision(
   options: { approvalsRequired?: number; deadlineMs?: number; rules?: RulesSpec; keyRevoked?: boolean } = {},
 ): { decision: Posted; request: Posted | null; deadline: string; expected: GateDecision & { screening: ScreenResult | null } } {
   const authorityIndex = forged.authorityIndex ?? ledger.authoritySize;
-  const rules = options.rules ?? RULES_V1;
+  // The rules the caller names, else those the (forged) decision names, else version 1.
+  const rules = options.rules ?? (forged.rulesVersion === undefined ? undefined : RELEASED_RULES.get(forged.rulesVersion)) ?? RULES_V1;
   const expected = gateDecides(ledger, proposal, authorityIndex, { rules, keyRevoked: options.keyRevoked ?? false });
   const version = rules.version === 1 ? {} : { rulesVersion: rules.version };
   const agentId = ledger.agent.principal;

@@ -215,20 +215,20 @@ test('a confirmation request without a verify_first decision fails', async () =>
   assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', request.entry);
 });
 
-test('the replay window is bounded: a decision for a proposal pushed out of it fails, one inside it passes', async () => {
-  const build = (): { ledger: TestLedger; decision: Posted; lineBytes: number } => {
+test('the replay window is bounded: a proposal beyond it fails where admission would have refused it, one inside it passes', async () => {
+  const build = (): { ledger: TestLedger; third: Posted; decision: Posted; lineBytes: number } => {
     const ledger = new TestLedger();
     const oldest = ledger.propose(SAFE);
     ledger.propose(SAFE);
-    ledger.propose(SAFE);
+    const third = ledger.propose(SAFE);
     const lineBytes = Buffer.byteLength(JSON.stringify({ kind: 'entry', ...oldest.entry }));
-    return { ledger, decision: recordDecision(ledger, oldest).decision, lineBytes };
+    return { ledger, third, decision: recordDecision(ledger, oldest).decision, lineBytes };
   };
   const small = build();
-  assertFailsAt(await verify(small.ledger, { replay: { maxPending: 2 } }), 'POLICY_VIOLATION', small.decision.entry);
+  assertFailsAt(await verify(small.ledger, { replay: { maxPending: 2 } }), 'POLICY_VIOLATION', small.third.entry);
   const bytes = build();
-  // Room for two proposal lines and a half: the third pushes the first out.
-  assertFailsAt(await verify(bytes.ledger, { replay: { maxPendingBytes: Math.floor(bytes.lineBytes * 2.5) } }), 'POLICY_VIOLATION', bytes.decision.entry);
+  // Room for two proposal lines and a half: the third does not fit.
+  assertFailsAt(await verify(bytes.ledger, { replay: { maxPendingBytes: Math.floor(bytes.lineBytes * 2.5) } }), 'POLICY_VIOLATION', bytes.third.entry);
   const roomy = build();
   assertValid(await verify(roomy.ledger, { replay: { maxPendingBytes: roomy.lineBytes * 4 } }));
   assertValid(await verify(build().ledger, { replay: { maxPending: 3 } }));

@@ -13,11 +13,11 @@ import { RULES_LATEST, RULES_V1, assertFailsAt, assertValid, recordDecision, ver
 // replays it with those, so changing a weight is a new version and never
 // breaks an old bundle.
 
-/** A hypothetical version 3: version 2 with the weight of `pattern.sudo` changed from 1.5 to 1.25. */
+/** A hypothetical version 3: version 1's classifier with the weight of `pattern.sudo` changed from 1.5 to 1.25, and version 2's KEY_REVOKED block. */
 const V3: RulesSpec = {
   version: 3,
   classify: (command: DecideCommand, state: GateState) => {
-    const decision = gateDecide(command, state, { rulesVersion: 2 });
+    const decision = gateDecide(command, state, { rulesVersion: 1 });
     return decision.reasons.includes('pattern.sudo') ? { ...decision, risk: decision.risk - 0.25 } : decision;
   },
   revokedKeyBlocks: true,

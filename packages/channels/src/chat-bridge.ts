@@ -4,7 +4,7 @@ import type { ChannelAnswer, PendingApproval } from './types.js';
 
 /** Options of {@link ChatBridge}. */
 export interface ChatBridgeOptions {
-  /** The bridge's service principal and key (registered with the approver role). */
+  /** The bridge's principal and key: registered with the `bridge` role (authority rules 2), the approver role under rules 1. */
   readonly signer: Signer;
   readonly ed25519?: Ed25519Backend;
   readonly now?: () => Date;
@@ -15,8 +15,11 @@ export interface ChatBridgeOptions {
  * A chat platform cannot hold the approver's key, so the bridge signs on the
  * approver's behalf with its own service key, and says so in the statement:
  * `assurance: 'platform'` and the platform identity that pressed the button.
- * Whether such an answer counts for the request's tier is the policy's call
- * (see requireSelfSignedAbove).
+ * Under authority rules 2 the assurance is the key's role, not the bridge's
+ * say: a bridge key's response claiming anything but `platform` is refused
+ * (KEY_ROLE, SPEC.md section 7.3), so a bridge never counts as a distinct
+ * approver above MAX_PLATFORM_ASSURANCE_TIER. Whether such an answer counts
+ * for the request's tier is the policy's call (see requireSelfSignedAbove).
  */
 export class ChatBridge {
   readonly #signer: Signer;

@@ -1,4 +1,4 @@
-import { LedgerError, OperationalCode, OperationalError, ReasonCode, formatRefusal } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode, formatRefusal, isReasonCode } from '@agent-ledger/refusals';
 import { apiError, readJson, transportError } from './errors.js';
 import {
   EntrySchema,
@@ -49,9 +49,19 @@ export interface Submitted {
   readonly id: string;
   readonly statementHash: string;
   readonly partition: number;
-  /** Where the statement stands, when the server says (e.g. `accepted`). */
-  readonly status?: string;
 }
+
+/**
+ * What became of a statement the API accepted (`GET /v1/statements/:id`):
+ * still pending, admitted at a ledger position, rejected by the sequencer
+ * (with its code and the `intake.rejected` entry's position), or refused by
+ * the API.
+ */
+export type StatementOutcome =
+  | { readonly id: string; readonly status: 'pending' }
+  | { readonly id: string; readonly status: 'admitted'; readonly partition: number; readonly index: number }
+  | { readonly id: string; readonly status: 'rejected'; readonly code: ReasonCode; readonly detail: string; readonly partition: number; readonly index: number }
+  | { readonly id: string; readonly status: 'refused'; readonly code: ReasonCode; readonly detail: string };
 
 async function requestJson(fetchImpl: typeof fetch, url: string, what: string, init: RequestInit, timeoutMs: number): Promise<{ status: number; body: unknown }> {
   let response: Response;
@@ -87,7 +97,37 @@ export async function submitEnvelope(
   if (answer.statementHash !== statementHash(envelope.statement)) {
     throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the API acknowledged a different statement hash');
   }
-  return { id: answer.id, statementHash: answer.statementHash, partition: answer.partition, ...(typeof answer.status === 'string' ? { status: answer.status } : {}) };
+  return { id: answer.id, statementHash: answer.statementHash, partition: answer.partition };
+}
+
+/** `GET /v1/statements/:id` once (the answer is untrusted: checked field by field). */
+export async function statementOutcome(baseUrl: string, id: string, options: { readonly fetch?: typeof fetch; readonly requestTimeoutMs?: number } = {}): Promise<StatementOutcome> {
+  const what = `GET /v1/statements/${id}`;
+  const { status, body } = await requestJson(options.fetch ?? fetch, `${baseUrl}/v1/statements/${encodeURIComponent(id)}`, what, {}, options.requestTimeoutMs ?? 30_000);
+  if (status !== 200) throw apiError(status, body, what);
+  const answer = (body ?? {}) as { status?: unknown; partition?: unknown; index?: unknown; code?: unknown; detail?: unknown };
+  const position = Number.isSafeInteger(answer.partition) && Number.isSafeInteger(answer.index) ? { partition: answer.partition as number, index: answer.index as number } : null;
+  const detail = typeof answer.detail === 'string' ? answer.detail : '';
+  if (answer.status === 'pending') return { id, status: 'pending' };
+  if (answer.status === 'admitted' && position !== null) return { id, status: 'admitted', ...position };
+  if (answer.status === 'rejected' && position !== null && isReasonCode(answer.code)) return { id, status: 'rejected', code: answer.code, detail, ...position };
+  if (answer.status === 'refused' && isReasonCode(answer.code)) return { id, status: 'refused', code: answer.code, detail };
+  throw new OperationalError(OperationalCode.INTERNAL, `${what}: not a statement outcome`, { retryable: true });
+}
+
+/**
+ * Polls a statement's outcome until it is no longer pending (at most
+ * `timeoutMs`, then CLIENT_TIMEOUT). A rejection or refusal is returned,
+ * not thrown: the caller decides what it means.
+ */
+export async function awaitStatement(baseUrl: string, id: string, timeoutMs = 30_000, options: { readonly fetch?: typeof fetch; readonly pollMs?: number } = {}): Promise<Exclude<StatementOutcome, { status: 'pending' }>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const outcome = await statementOutcome(baseUrl, id, options);
+    if (outcome.status !== 'pending') return outcome;
+    if (Date.now() >= deadline) throw new OperationalError(OperationalCode.CLIENT_TIMEOUT, `statement ${id} still pending after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 100));
+  }
 }
 
 /**
@@ -124,7 +164,7 @@ export class LedgerClient {
 
   /**
    * Submits a signed envelope for sequencing. The API's 202 names the
-   * statement hash (and, from newer servers, a `status`).
+   * statement hash; {@link awaitStatement} tells what became of it.
    * @throws LedgerError with the refusal's code; OperationalError when the API cannot be reached or fails.
    */
   submit(envelope: Envelope): Promise<Submitted> {

@@ -109,6 +109,18 @@ export interface SubscribeOptions {
    * transaction (`TransactionalWriter.commit(records, consumed)`).
    */
   readonly commitOffsets: boolean;
+  /**
+   * Take partitions at once instead of through the group's rebalance: the
+   * member is alone in `groupId` (make it unique to the process) and gets
+   * `partitions` of its single topic (all when absent), each starting at the
+   * offset group `offsetsOf` committed (the group its transactions commit
+   * to; where none is committed, `fromBeginning` decides). A restarted role
+   * then never waits for its dead predecessor's session to expire. Two
+   * members may then read the same partition: the transactional writer's
+   * fencing keeps one writer. The handler must still skip records below the
+   * committed offset: a consumer restart rejoins without the seek.
+   */
+  readonly positions?: { readonly offsetsOf: string; readonly partitions?: readonly number[] };
   /** Partitions whose batches may be handled at the same time (default 1). Batches of one partition are always sequential. */
   readonly concurrency?: number;
   /**
@@ -150,6 +162,14 @@ export interface LogBus {
   readRange(topic: string, partition: number, fromOffset: string): AsyncIterable<InRecord>;
   /** Per partition, the last stable offset: the end a read_committed reader sees now. */
   endOffsets(topic: string): Promise<ReadonlyMap<number, string>>;
+  /**
+   * Per partition, the offset of the first record whose timestamp is at or
+   * after `timestampMs` (the end offset when there is none): where a reader
+   * starts that wants only what was written since then.
+   */
+  offsetsForTime(topic: string, timestampMs: number): Promise<ReadonlyMap<number, string>>;
+  /** Per partition of `topic`, the offset `groupId` committed (the next record to read), or null when it committed none. */
+  committedOffsets(groupId: string, topic: string): Promise<ReadonlyMap<number, string | null>>;
   /**
    * Stops subscriptions, closes writers and disconnects. Idempotent. A
    * `readRange` still being iterated keeps its own consumer until the caller

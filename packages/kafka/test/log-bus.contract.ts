@@ -192,6 +192,18 @@ export function runLogBusContract(harness: LogBusHarness): void {
       await restarted.subscription.stop();
       const derived = await drain(bus.readRange(output, 0, '0'), WAIT_MS, 'read the derived records');
       assert.deepEqual(values(derived), ['out:in0', 'out:in1', 'out:in2', 'out:in3', 'out:in4']);
+
+      // The committed offsets are readable, and a member of a group of its own takes the partitions at once from them.
+      const committed = await bus.committedOffsets(groupId, input);
+      assert.equal(committed.get(0), '5');
+      assert.equal(committed.get(1) ?? null, null);
+      assert.equal((await bus.committedOffsets(group('never'), input)).get(0) ?? null, null);
+      await bus.publish(['in5'].map((value) => ({ topic: input, partition: 0, value })));
+      const own = await listen(openBus(), { groupId: group('own-member'), topics: [input], fromBeginning: true, commitOffsets: false, positions: { offsetsOf: groupId, partitions: [0] } }, derive);
+      await own.until(1, 'the input after the committed offset');
+      await quiet();
+      assert.deepEqual(own.records().map((r) => r.offset), ['5']);
+      await own.subscription.stop();
       await writer.close();
     });
 
@@ -298,6 +310,11 @@ export function runLogBusContract(harness: LogBusHarness): void {
 
       const end = (await bus.endOffsets(name)).get(0) ?? '';
       assert.deepEqual(await drain(bus.readRange(name, 0, end), WAIT_MS, 'read from the end'), []);
+      // By time: from the first record at or after a timestamp; the end when none is that late.
+      assert.equal((await bus.offsetsForTime(name, 0)).get(0), all[0]?.offset);
+      assert.equal((await bus.offsetsForTime(name, Number(all[1]?.timestamp))).get(0) !== undefined, true);
+      assert.ok(BigInt((await bus.offsetsForTime(name, Number(all[1]?.timestamp))).get(0) ?? '-1') <= BigInt(second));
+      assert.equal((await bus.offsetsForTime(name, Date.now() + 86_400_000)).get(0), end);
       await assert.rejects(drain(bus.readRange(name, 0, (BigInt(end) + 1n).toString()), WAIT_MS, 'read past the end'), hasCode('INTEGRITY_FAILURE', false));
       await assert.rejects(drain(bus.readRange(name, 7, '0'), WAIT_MS, 'read a missing partition'), hasCode('INTEGRITY_FAILURE', false));
       await assert.rejects(drain(bus.readRange(name, 0, '-1'), WAIT_MS, 'read from a negative offset'), hasCode('BAD_ARGUMENT', false));

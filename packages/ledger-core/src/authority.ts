@@ -152,6 +152,11 @@ export class AuthorityState {
         fail(ReasonCode.KEY_ROLE, `a response signed by a ${assurance === 'platform' ? 'bridge' : 'approver'} key has assurance ${assurance}`);
       }
     }
+    if (v2 && statement.type === 'decision.recorded') {
+      // Gate rules 1 (a decision naming no version) read the threshold from the proposal's channel, the agent's say: never on a rules-2 ledger.
+      const named = (statement.body as { rulesVersion?: unknown }).rulesVersion ?? 1;
+      if (typeof named !== 'number' || named < 2) fail(ReasonCode.POLICY_VIOLATION, `a decision on an authority-rules-2 ledger is made under gate rules ${String(named)}`);
+    }
     if (cosigned) this.#authorizeRegistration(statement as Statement<'key.registered'>, signerKeyIds, atIndex);
   }
 

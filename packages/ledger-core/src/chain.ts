@@ -1,5 +1,5 @@
 import { canonicalJson } from './jcs.js';
-import { fromHex } from './encoding.js';
+import { fromHex, toHex } from './encoding.js';
 import { type Entry, ZERO_HASH, entryHash, envelopeHash, headerOf } from './entry.js';
 import { MerkleAccumulator } from './merkle.js';
 import { formatCheckpoint } from './checkpoint.js';
@@ -7,6 +7,20 @@ import type { Ed25519Backend } from './ed25519.js';
 import { signNote, type NoteSigner } from './note.js';
 import type { Signer } from './statement.js';
 import type { Envelope } from './statements.js';
+
+/**
+ * Everything a {@link PartitionChain} needs to go on appending after
+ * `size` entries: the newest entry's hash and time, and the Merkle
+ * frontier (hex, most significant subtree first). A sequencer writes it
+ * beside each checkpoint so that a restart resumes there instead of
+ * re-reading the partition from its first entry.
+ */
+export interface ChainHead {
+  readonly size: number;
+  readonly head: string;
+  readonly lastSequencedAt: string;
+  readonly frontier: readonly string[];
+}
 
 /**
  * The append side of one partition's log: assigns the next index, links the
@@ -18,10 +32,29 @@ export class PartitionChain {
   #size = 0;
   #head = ZERO_HASH;
   #lastSequencedAt = '';
-  readonly #tree = new MerkleAccumulator();
+  #tree = new MerkleAccumulator();
 
   constructor(partition: number) {
     this.partition = partition;
+  }
+
+  /** Where the chain stands now (see {@link ChainHead}). */
+  snapshot(): ChainHead {
+    return { size: this.#size, head: this.#head, lastSequencedAt: this.#lastSequencedAt, frontier: this.#tree.frontier().map((h) => toHex(h)) };
+  }
+
+  /**
+   * A chain that goes on after `head`. Untrusted input (read back from the
+   * log): throws SCHEMA_INVALID when the frontier does not fit the size; the
+   * caller checks the resulting root against a signed checkpoint.
+   */
+  static resume(partition: number, head: ChainHead): PartitionChain {
+    const chain = new PartitionChain(partition);
+    chain.#tree = MerkleAccumulator.resume(head.size, head.frontier.map((h) => fromHex(h, 32)));
+    chain.#size = head.size;
+    chain.#head = head.head;
+    chain.#lastSequencedAt = head.lastSequencedAt;
+    return chain;
   }
 
   /** Number of entries appended. */

@@ -15,6 +15,13 @@ import { z } from 'zod';
 export const MAX_CONSTRAINTS = 32;
 
 /**
+ * Longest string a pattern is matched against; a longer argument meets no
+ * pattern (fail closed), so one match costs at most 256 x 4096 steps
+ * whatever an agent sends.
+ */
+export const MAX_PATTERN_SUBJECT = 4096;
+
+/**
  * A path into `args`: names joined by `.`, at most 8 deep; a name of digits
  * also indexes an array. Only own members are read (no prototype lookups).
  */
@@ -26,8 +33,9 @@ export const ArgumentPath = z
 /**
  * A string pattern of the safe pattern language: `*` matches any run of
  * characters (none included), `?` exactly one character, every other
- * character itself. No classes, groups, alternation or backtracking: a match
- * costs at most |pattern| x |value| steps.
+ * character itself. No classes, groups, alternation or unbounded
+ * backtracking: a match costs at most |pattern| x |value| steps, and values
+ * longer than {@link MAX_PATTERN_SUBJECT} never match.
  */
 export const SafePattern = z.string().min(1).max(256);
 
@@ -106,7 +114,7 @@ export function satisfies(constraint: ArgumentConstraint, args: unknown): boolea
     case 'equals':
       return value === constraint.value;
     case 'pattern':
-      return typeof value === 'string' && matchesPattern(constraint.pattern, value);
+      return typeof value === 'string' && value.length <= MAX_PATTERN_SUBJECT && matchesPattern(constraint.pattern, value);
   }
 }
 

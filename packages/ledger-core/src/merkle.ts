@@ -188,6 +188,31 @@ export class MerkleAccumulator {
     return this.#count;
   }
 
+  /** The complete-subtree roots (most significant first): with `size`, all an accumulator needs to go on appending. */
+  frontier(): Uint8Array[] {
+    return Array.from({ length: this.#height }, (_, i) => this.#stack.slice(i * HASH_SIZE, (i + 1) * HASH_SIZE));
+  }
+
+  /**
+   * An accumulator of `size` leaves from its {@link frontier}: one 32-byte
+   * hash per set bit of `size`, most significant first. Throws
+   * SCHEMA_INVALID when the count of hashes does not match `size`.
+   */
+  static resume(size: number, frontier: readonly Uint8Array[]): MerkleAccumulator {
+    if (!Number.isSafeInteger(size) || size < 0) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'accumulator size must be a non-negative safe integer');
+    let bits = 0;
+    for (let n = size; n > 0; n = Math.floor(n / 2)) bits += n % 2;
+    if (frontier.length !== bits) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `a frontier of ${size} leaves has ${bits} hashes, got ${frontier.length}`);
+    const accumulator = new MerkleAccumulator();
+    frontier.forEach((hash, i) => {
+      assertHash(hash, 'frontier hash');
+      accumulator.#stack.set(hash, i * HASH_SIZE);
+    });
+    accumulator.#height = bits;
+    accumulator.#count = size;
+    return accumulator;
+  }
+
   /** MTH of all leaves appended so far (RFC 9162 2.1.1); O(log n) hashes. */
   root(): Uint8Array {
     if (this.#height === 0) return EMPTY.slice();

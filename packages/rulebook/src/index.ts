@@ -8,7 +8,7 @@ export { countResponse, counts } from './responses.js';
 export type { CountedRequest, CountedResponse, ResponseEffect } from './responses.js';
 export { RELEASED_RULES, DEFAULT_RULES_VERSION, rulesFor, withRules, escalationFor } from './rules.js';
 export type { RulesSpec, RulesRegistry, Escalation } from './rules.js';
-export { REPLAY_WINDOW, admitsProposal } from './window.js';
+export { REPLAY_WINDOW, ENTRY_LINE_OVERHEAD, admitsProposal, oldestOpenMs } from './window.js';
 export type { ReplayLimits } from './window.js';
 export {
   DEFAULT_FATIGUE,

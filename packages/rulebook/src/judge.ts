@@ -1,9 +1,10 @@
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
-import type { BodyOf } from '@agent-ledger/core';
+import type { BodyOf, StatementType } from '@agent-ledger/core';
 import type { GateState } from '@agent-ledger/gate';
 import { firstDecision, finalDecision } from './decide.js';
 import { MAX_MIN_READ_MS, MAX_SUGGESTED_TIER, READING_UNIT_BYTES, isReadingTime, operationKey } from './fatigue.js';
 import { rulesFor, type RulesRegistry } from './rules.js';
+import { admitsProposal } from './window.js';
 import type { ApprovedRequest, LifeEntry, LifeState, OpenConfirmation, WaitingProposal } from './state.js';
 
 /** What verify-chain knows beside the partition: the authority stream. */
@@ -30,37 +31,55 @@ function violation(message: string, code: ReasonCode = ReasonCode.POLICY_VIOLATI
  * `finalDecision` and fatigue rules the live gate signs with.
  */
 export function judge(state: LifeState, entry: LifeEntry, context: JudgeContext): void {
-  const statement = entry.statement;
-  switch (statement.type) {
-    case 'decision.recorded':
-      return judgeDecision(state, entry, statement.body, context);
-    case 'confirmation.requested': {
-      const body = statement.body;
-      const open = state.confirmations.get(body.proposal);
-      if (open === undefined) violation('confirmation requested for a proposal the gate did not leave to a human');
-      if (open.request !== null) violation('a second confirmation request for one proposal');
-      if (body.tier !== open.tier) violation(`confirmation at tier ${body.tier}, the decision says tier ${open.tier}`);
-      return;
-    }
-    case 'timeout.recorded': {
-      const body = statement.body;
-      const deadlineMs = Date.parse(body.deadline);
-      if (entry.sequencedAtMs < deadlineMs) violation(`timeout sequenced before its deadline ${body.deadline}`);
-      const open = state.confirmations.get(body.proposal);
-      if (open === undefined) return;
-      const request = open.request;
-      if (request === null) violation('timeout before the confirmation request');
-      if (body.request !== request.hash || deadlineMs !== request.deadlineMs) violation('timeout names another request or deadline than the proposal\'s confirmation');
-      return;
-    }
-    case 'grant.suggested':
-      return judgeSuggestion(state, statement.body);
-    case 'approval.rushed':
-      return judgeRushed(state, statement.body);
-    default:
-      return;
-  }
+  const rule = JUDGE[entry.statement.type];
+  if (rule !== 'ignored') (rule as Rule<StatementType>)(state, entry, entry.statement.body, context);
 }
+
+type Rule<T extends StatementType> = (state: LifeState, entry: LifeEntry, body: BodyOf<T>, context: JudgeContext) => void;
+
+/** What each statement type must follow: a new type is a compile error here until it is judged or marked 'ignored'. */
+const JUDGE: { readonly [T in StatementType]: Rule<T> | 'ignored' } = {
+  genesis: 'ignored',
+  'key.registered': 'ignored',
+  'root.rotated': 'ignored',
+  'key.revoked': 'ignored',
+  'grant.proposed': 'ignored',
+  'grant.cosigned': 'ignored',
+  'grant.revoked': 'ignored',
+  'grant.reauthorized': 'ignored',
+  'proposal.submitted': (state, entry) => {
+    // The one bound: admission refuses a proposal that does not fit the window (RATE_LIMIT), so none may be on the log.
+    if (state.proposals.has(entry.statementHash) || state.confirmations.has(entry.statementHash) || admitsProposal(state, entry.bytes)) return;
+    violation(`proposal beyond the replay window (${state.proposals.size + state.confirmations.size} undecided, ${state.proposalBytes} bytes waiting): admission refuses it with RATE_LIMIT`);
+  },
+  'classification.recorded': 'ignored',
+  'screening.verdict': 'ignored',
+  'confirmation.requested': (state, _entry, body) => {
+    const open = state.confirmations.get(body.proposal);
+    if (open === undefined) violation('confirmation requested for a proposal the gate did not leave to a human');
+    if (open.request !== null) violation('a second confirmation request for one proposal');
+    if (body.tier !== open.tier) violation(`confirmation at tier ${body.tier}, the decision says tier ${open.tier}`);
+  },
+  // Answers never fail replay: one that does not count changes nothing (countResponse).
+  'human.response': 'ignored',
+  'timeout.recorded': (state, entry, body) => {
+    const deadlineMs = Date.parse(body.deadline);
+    if (entry.sequencedAtMs < deadlineMs) violation(`timeout sequenced before its deadline ${body.deadline}`);
+    const open = state.confirmations.get(body.proposal);
+    // A timeout after the final decision (a timer that had not read it yet) changes nothing.
+    if (open === undefined) return;
+    const request = open.request;
+    if (request === null) violation('timeout before the confirmation request');
+    if (body.request !== request.hash || deadlineMs !== request.deadlineMs) violation('timeout names another request or deadline than the proposal\'s confirmation');
+  },
+  'escalation.raised': 'ignored',
+  'decision.recorded': (state, entry, body, context) => judgeDecision(state, entry, body, context),
+  'refusal.recorded': 'ignored',
+  'intake.rejected': 'ignored',
+  'grant.suggested': (state, _entry, body) => judgeSuggestion(state, body),
+  'approval.rushed': (state, _entry, body) => judgeRushed(state, body),
+  'notification.sent': 'ignored',
+};
 
 function judgeDecision(state: LifeState, entry: LifeEntry, body: BodyOf<'decision.recorded'>, context: JudgeContext): void {
   const existed = context.authorityCountAt(entry.sequencedAtMs);

@@ -48,6 +48,8 @@ export interface OpenConfirmation {
   readonly agentId: string;
   readonly keyId: string;
   readonly partition: number;
+  /** Sequencing time of the proposal (ms). */
+  readonly proposedAtMs: number;
   readonly tier: number;
   /** Rules version of the first decision. */
   readonly rulesVersion: number;
@@ -264,6 +266,7 @@ function evolveDecision(state: LifeState, entry: LifeEntry, body: BodyOf<'decisi
       agentId: body.agentId,
       keyId: waiting.keyId,
       partition: entry.partition,
+      proposedAtMs: waiting.sequencedAtMs,
       tier: body.tier,
       rulesVersion: body.rulesVersion ?? 1,
       operation: {
@@ -286,7 +289,11 @@ function evolveDecision(state: LifeState, entry: LifeEntry, body: BodyOf<'decisi
     return;
   }
   const open = state.confirmations.get(body.proposal);
-  if (open === undefined) return;
+  // A final decision that does not follow from the answers and timeouts read
+  // (an allow while still pending, a TIMEOUT before the timeout...) closes
+  // nothing: the deadline is still enforced and the gate still signs its own.
+  // verify-chain fails such a bundle at that decision (judge).
+  if (open === undefined || !settles(open, body)) return;
   state.confirmations.delete(body.proposal);
   if (body.outcome !== 'allow' || open.request === null || open.tier > MAX_SUGGESTED_TIER) return;
   const fatigue = state.fatigue;
@@ -300,6 +307,20 @@ function evolveDecision(state: LifeState, entry: LifeEntry, body: BodyOf<'decisi
     suggested: false,
   }, state.limits.maxPending);
   remember(fatigue.allowedBy, entry.statementHash, open.request.hash, state.limits.maxPending);
+}
+
+/** Whether a final decision is one the confirmation's state allows (any rules version). */
+function settles(open: OpenConfirmation, body: BodyOf<'decision.recorded'>): boolean {
+  switch (open.status) {
+    case 'pending':
+      return false;
+    case 'approved':
+      return (body.outcome === 'allow' && body.code === null) || (body.outcome === 'deny' && body.code === 'KEY_REVOKED');
+    case 'denied':
+      return body.outcome === 'deny' && body.code === 'HUMAN_DENIED';
+    case 'timed_out':
+      return body.outcome === 'deny' && body.code === 'TIMEOUT';
+  }
 }
 
 function evolveResponse(state: LifeState, entry: LifeEntry, body: BodyOf<'human.response'>): void {

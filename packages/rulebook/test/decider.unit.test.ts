@@ -119,3 +119,16 @@ test('countResponse: late, closed and platform answers never count', () => {
   assert.equal(countResponse(undefined, response), 'misrouted');
   assert.equal(countResponse({ ...request, approvedBy: ['approver:dana'], approvalsRequired: 2 }, response), 'duplicate');
 });
+
+test('a final decision that does not follow (an allow while pending) closes nothing: the timeout and the gate\'s own deny still come', () => {
+  const p = new Partition();
+  const c = leftToHuman(p);
+  p.add('decision.recorded', { agentId: AGENT, proposal: c.proposal, outcome: 'allow', code: null, tier: c.tier as 0, risk: 0, authorityIndex: 3, grantId: null, grantEntry: null }, 'service:timer');
+  const open = p.life.confirmations.get(c.proposal);
+  assert.equal(open?.status, 'pending');
+  const tick = p.ask({ type: 'tick', nowMs: (open?.request?.deadlineMs ?? 0) + 1 });
+  assert.deepEqual(typesOf(tick), ['timeout.recorded', 'escalation.raised']);
+  for (const s of tick) p.add(s.type, s.body as never, 'service:timer');
+  const final = p.ask({ type: 'settle', proposal: c.proposal, rules: V2, keyRevoked: false, authorityIndex: 3 });
+  assert.deepEqual(final.map((s) => [s.type, (s.body as { code?: string }).code]), [['decision.recorded', 'TIMEOUT'], ['refusal.recorded', 'TIMEOUT']]);
+});

@@ -98,10 +98,10 @@ export class LedgerFold {
   /** Rules 14 and 15: every gate decision re-derived, every deadline proved, every fatigue signal re-derived. */
   readonly #replay: DecisionReplay;
   /** What rule 6 reads of an events statement, filled in for each entry. */
-  readonly #eventView: { type: string; author: EntryResult['author']; body: { agentId: string | null; assurance: unknown } } = {
+  readonly #eventView: { type: string; author: EntryResult['author']; body: { agentId: string | null; assurance: unknown; rulesVersion: unknown } } = {
     type: '',
     author: { principal: '', keyId: '' },
-    body: { agentId: null, assurance: undefined },
+    body: { agentId: null, assurance: undefined, rulesVersion: undefined },
   };
 
   constructor(trustRoot: TrustRoot, options: FoldOptions = {}) {
@@ -323,6 +323,7 @@ export class LedgerFold {
     view.body.agentId = entry.agentId;
     // A response's assurance is bound to its signer's role (authority rules 2, SPEC.md section 7.3).
     view.body.assurance = entry.type === 'human.response' ? entry.replayBody?.assurance : undefined;
+    view.body.rulesVersion = entry.type === 'decision.recorded' ? entry.replayBody?.rulesVersion : undefined;
     this.#authority.authorize(view as never, entry.signers, entry.authorityIndex);
   }
 

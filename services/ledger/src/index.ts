@@ -26,3 +26,8 @@ export { GateWorker, DEFAULT_DEADLINES_MS } from './gate/gate-worker.js';
 export type { GateWorkerSettings, GateDecider } from './gate/gate-worker.js';
 export { DeadlineTimer } from './gate/timer.js';
 export { AuthorityFollower } from './authority-follower.js';
+export { HostAllowList } from './api/host-allow-list.js';
+export { RateLimiter, rateSettingsFrom } from './api/rate-limit.js';
+export type { RateSettings } from './api/rate-limit.js';
+export { StatementTracker } from './api/statement-status.js';
+export type { StatementStatus } from './api/statement-status.js';

@@ -207,9 +207,9 @@ adminOptions(
     .option('--expires-at <instant>', 'end of the window')
     .option('--for <duration>', 'length of the window instead of --expires-at, e.g. 7d, 12h')
     .option('--parent <grantId>', 'the grant this one is delegated from (it must be narrower)')
-    .option('--constraint <path=json>', 'an argument constraint, PATH=JSON, e.g. amount={"max":20} (repeat)', collect, [])
-    .option('--constraints-json <json|file>', 'the whole constraints value as JSON text or a file holding it')
-    .option('--wait', 'wait until it is on the authority stream and report its index'),
+    .option('--constraint <path=json>', 'an argument constraint on one argument path, PATH=JSON, e.g. amount={"kind":"range","max":20} or currency={"kind":"equals","value":"EUR"} (repeat)', collect, [])
+    .option('--constraints-json <json|file>', 'the whole constraints array as JSON text or a file holding it')
+    .option('--wait', 'wait until the sequencer admitted it (or report its rejection code) and report its index'),
 ).action(run((opts: GrantProposeOptions) => grantProposeCommand(opts)));
 adminOptions(
   grant
@@ -256,9 +256,11 @@ adminOptions(
     .requiredOption('--roles <roles>', `roles, comma-separated (${['admin', 'approver', 'agent', 'service', 'sequencer'].join(', ')})`)
     .option('--key-id <hex>', 'the new key id (public key, 64 hex)')
     .option('--new-key <file>', 'the new key file (its key id is read from it)')
-    .option('--prove', 'the new key (--new-key) signs too: proof of possession')
+    .option('--no-prove', 'with --new-key: the new key does not sign (ledgers under authority rules 1 take one signature only)')
+    .option('--risk-threshold <n>', "an agent's risk threshold: tier 0-1 calls below it are allowed without a human")
     .option('--out <file>', 'write the signed statement here for more signers')
-    .option('--submit', 'with --out: submit it as well'),
+    .option('--submit', 'with --out: submit it as well')
+    .option('--wait', 'after submitting, wait until the sequencer admitted it (or report its rejection code)'),
 ).action(run((opts: KeyRegisterOptions) => keyRegisterCommand(opts)));
 adminOptions(
   key
@@ -266,15 +268,17 @@ adminOptions(
     .description('add a signature to a partly signed key statement (written in place or to --out); --submit sends it')
     .argument('<file>', 'the signed statement file')
     .option('--out <file>', 'write the result here instead of in place')
-    .option('--submit', 'submit it after signing'),
+    .option('--submit', 'submit it after signing')
+    .option('--wait', 'after submitting, wait until the sequencer admitted it (or report its rejection code)'),
 ).action(run((file: string, opts: KeyWriteOptions) => keyCosignCommand(file, opts)));
 adminOptions(
   key
     .command('submit')
     .description('submit a signed key statement file')
-    .argument('<file>', 'the signed statement file'),
+    .argument('<file>', 'the signed statement file')
+    .option('--wait', 'wait until the sequencer admitted it (or report its rejection code)'),
   false,
-).action(run((file: string, opts: AdminOptions) => keySubmitCommand(file, opts)));
+).action(run((file: string, opts: AdminOptions & { wait?: boolean }) => keySubmitCommand(file, opts)));
 adminOptions(
   key
     .command('revoke')
@@ -282,7 +286,8 @@ adminOptions(
     .argument('<keyId>', 'the key id (64 hex)')
     .requiredOption('--reason <text>', 'why (recorded on the ledger)')
     .option('--out <file>', 'write the signed statement here for more signers')
-    .option('--submit', 'with --out: submit it as well'),
+    .option('--submit', 'with --out: submit it as well')
+    .option('--wait', 'after submitting, wait until the sequencer admitted it (or report its rejection code)'),
 ).action(run((keyId: string, opts: KeyWriteOptions & { reason: string }) => keyRevokeCommand(keyId, opts)));
 key
   .command('list')

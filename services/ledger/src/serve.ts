@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { LedgerError, OperationalError } from '@agent-ledger/refusals';
 import { Registry, Counter, Gauge, collectDefaultMetrics } from 'prom-client';
@@ -184,14 +185,22 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   // The gate folds every authority entry from genesis on: it listens before the follower starts.
   if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config), fatigue: fatigueSettingsFromEnv() }, gateDecider as GateDecider);
   await follower.start(topics.group(`follower-${process.pid}`));
-  for (const s of sequencers) if (s.partition !== 0) await s.start();
+  // Events partitions recover independently of each other: at once.
+  await Promise.all(sequencers.filter((s) => s.partition !== 0).map((s) => s.start()));
+  for (const s of sequencers) {
+    const r = s.lastRecovery;
+    if (r !== undefined) log(`sequencer ${s.partition}: recovered from ${r.from === 'checkpoint' ? 'its newest checkpoint' : 'the first entry'} (${s.size} entries; ${r.entriesRead} read in ${r.ms} ms)`);
+  }
   if (sequencers.length > 0) {
     const byPartition = new Map(sequencers.map((s) => [s.partition, s]));
+    // A group of this process's own, starting at the offsets the sequencer transactions committed: a
+    // restarted sequencer takes its partitions at once, without waiting for its predecessor's session to expire.
     const subscription = await bus.subscribe({
-      groupId: topics.group('sequencer'),
+      groupId: topics.group(`sequencer-member-${randomUUID().slice(0, 8)}`),
       topics: [topics.intake],
       fromBeginning: true,
       commitOffsets: false,
+      positions: { offsetsOf: topics.group('sequencer'), partitions: sequencers.map((s) => s.partition) },
       onError: rodeOut('sequencer'),
       onBatch: async (batch) => {
         const sequencer = byPartition.get(batch.partition);
@@ -238,7 +247,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     new Gauge({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { for (const [approver, n] of g.rubberStamps) this.set({ approver }, n); } });
     // Liveness: admitted proposals with no final decision 30 s after it was due (should stay 0).
     new Gauge({ name: 'ledger_overdue_proposals', help: 'Admitted proposals without a final decision 30 s past their due time (first decision: at once; final: the request deadline)', registers: [registry], collect() { this.set(g.overdueProposals()); } });
-    new Gauge({ name: 'ledger_gate_commit_failures_total', help: 'Gate transactions that failed (the batch is redelivered and decided again)', registers: [registry], collect() { this.set(g.counters.commitFailures); } });
+    new Gauge({ name: 'ledger_gate_commit_failures_total', help: 'Gate batches that failed (a commit, the pre-screen or the authority stream): the batch is redelivered and what it did not commit is decided again', registers: [registry], collect() { this.set(g.counters.commitFailures); } });
   }
   if (has('timer')) {
     const timer = new DeadlineTimer(bus, home.key('timer'), topics);

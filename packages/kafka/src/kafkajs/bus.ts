@@ -11,7 +11,7 @@ import { quietly } from './quietly.js';
 import { readRange } from './range-reader.js';
 import { toTopicMessages } from './records.js';
 import { KafkajsSubscription } from './subscription.js';
-import { endOffsets, ensureTopics, partitionCounts } from './topic-admin.js';
+import { committedOffsets, endOffsets, ensureTopics, offsetsForTime, partitionCounts } from './topic-admin.js';
 import { KafkajsTransactionalWriter } from './writer.js';
 import { reuseCoordinatorLookups } from './coordinator-cache.js';
 
@@ -137,7 +137,7 @@ class KafkajsBus implements LogBus {
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     this.#open();
-    const subscription = await KafkajsSubscription.start(this.#kafka, options, (s) => this.#subscriptions.delete(s));
+    const subscription = await KafkajsSubscription.start(this.#kafka, options, (s) => this.#subscriptions.delete(s), () => this.#adminClient());
     this.#subscriptions.add(subscription);
     return subscription;
   }
@@ -150,6 +150,16 @@ class KafkajsBus implements LogBus {
   async endOffsets(topic: string): Promise<ReadonlyMap<number, string>> {
     this.#open();
     return endOffsets(await this.#adminClient(), topic);
+  }
+
+  async offsetsForTime(topic: string, timestampMs: number): Promise<ReadonlyMap<number, string>> {
+    this.#open();
+    return offsetsForTime(await this.#adminClient(), topic, timestampMs);
+  }
+
+  async committedOffsets(groupId: string, topic: string): Promise<ReadonlyMap<number, string | null>> {
+    this.#open();
+    return committedOffsets(await this.#adminClient(), groupId, topic);
   }
 
   close(): Promise<void> {

@@ -11,6 +11,11 @@ const NAME = 'LedgerOnePartition';
  * reads instead of every partition of the topic.
  */
 export function onePartitionAssigner(topic: string, partition: number): PartitionAssigner {
+  return partitionsAssigner(topic, [partition]);
+}
+
+/** The same for a set of partitions (a member that takes its partitions without a rebalance). */
+export function partitionsAssigner(topic: string, partitions: readonly number[]): PartitionAssigner {
   return () => ({
     name: NAME,
     version: 0,
@@ -20,7 +25,7 @@ export function onePartitionAssigner(topic: string, partition: number): Partitio
           memberId: member.memberId,
           memberAssignment: AssignerProtocol.MemberAssignment.encode({
             version: 0,
-            assignment: i === 0 ? { [topic]: [partition] } : {},
+            assignment: i === 0 ? { [topic]: [...partitions] } : {},
             userData: Buffer.alloc(0),
           }),
         })),

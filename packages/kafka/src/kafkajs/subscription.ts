@@ -1,13 +1,27 @@
 import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { invalidArgument, type BusError } from '../errors.js';
 import type { InBatch, SubscribeOptions, Subscription } from '../log-bus.js';
 import { fromKafkaError } from './errors.js';
 import { quietly } from './quietly.js';
 import { toInRecord } from './records.js';
+import { partitionsAssigner } from './one-partition-assigner.js';
+import { committedOffsets } from './topic-admin.js';
 
-/** How often a member heartbeats while its handler runs (kafkajs's default heartbeat interval). */
-const HEARTBEAT_MS = 3_000;
+/** How often a member heartbeats, between batches and while its handler runs. */
+const HEARTBEAT_MS = 1_000;
+
+/**
+ * How long the group coordinator waits for a silent member before it hands
+ * that member's partitions to another: a crashed role's successor waits
+ * this long to take over (kafkajs's default is 30 s). 6 s is the broker's
+ * default minimum (`group.min.session.timeout.ms`); LEDGER_KAFKA_SESSION_TIMEOUT_MS
+ * raises it for hosts whose event loop stalls longer.
+ */
+function sessionTimeoutMs(): number {
+  const asked = Number(process.env.LEDGER_KAFKA_SESSION_TIMEOUT_MS ?? '6000');
+  return Number.isSafeInteger(asked) && asked >= 6_000 && asked <= 300_000 ? asked : 6_000;
+}
 
 /**
  * A handler's failure as kafkajs sees it. kafkajs retries an error unless it
@@ -48,6 +62,15 @@ function checkOptions(options: SubscribeOptions): void {
   if (options.concurrency !== undefined && (!Number.isSafeInteger(options.concurrency) || options.concurrency < 1)) {
     throw invalidArgument('concurrency must be a positive integer');
   }
+  if (options.positions !== undefined && options.topics.length !== 1) throw invalidArgument('positions needs exactly one topic');
+}
+
+/** Seeks every taken partition to its committed offset (kafkajs applies a seek made before assignment on assignment). */
+function seekTo(consumer: Consumer, committed: ReadonlyMap<number, string | null>, topic: string, partitions: readonly number[]): void {
+  for (const partition of partitions) {
+    const offset = committed.get(partition);
+    if (offset !== null && offset !== undefined) consumer.seek({ topic, partition, offset });
+  }
 }
 
 /**
@@ -66,8 +89,20 @@ export class KafkajsSubscription implements Subscription {
   }
 
   /** Joins the group and starts consuming. */
-  static async start(kafka: Kafka, options: SubscribeOptions, onStop: (subscription: KafkajsSubscription) => void): Promise<KafkajsSubscription> {
+  static async start(kafka: Kafka, options: SubscribeOptions, onStop: (subscription: KafkajsSubscription) => void, admin: () => Promise<Admin>): Promise<KafkajsSubscription> {
     checkOptions(options);
+    const positions = options.positions;
+    const topic = options.topics[0] ?? '';
+    let taken: readonly number[] = [];
+    let initial: ReadonlyMap<number, string | null> = new Map();
+    if (positions !== undefined) {
+      try {
+        taken = positions.partitions ?? (await (await admin()).fetchTopicOffsets(topic)).map((p) => p.partition);
+      } catch (err) {
+        throw fromKafkaError(err, `cannot list the partitions of ${topic}`);
+      }
+      initial = await committedOffsets(await admin(), positions.offsetsOf, topic);
+    }
     const report = (error: BusError, stopped: boolean): void => {
       try {
         options.onError?.(error, stopped);
@@ -79,12 +114,15 @@ export class KafkajsSubscription implements Subscription {
       groupId: options.groupId,
       readUncommitted: false,
       allowAutoTopicCreation: false,
+      sessionTimeout: sessionTimeoutMs(),
+      heartbeatInterval: HEARTBEAT_MS,
       // An idle member polls once a second: stop() waits for the fetch in
       // flight, and a fetch returns as soon as records arrive anyway.
       maxWaitTimeInMs: 1_000,
       // Bounded back-off between redeliveries; after the retries kafkajs
       // restarts the member, which fetches the group's committed offsets again.
       retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 10_000, restartOnFailure: () => Promise.resolve(true) },
+      ...(positions === undefined ? {} : { partitionAssigners: [partitionsAssigner(topic, taken)] }),
     });
     const subscription = new KafkajsSubscription(consumer, onStop);
     consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -94,12 +132,28 @@ export class KafkajsSubscription implements Subscription {
     try {
       await consumer.connect();
       await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning });
-      await consumer.run({
+      const running = consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: options.concurrency ?? 1,
         eachBatch: (payload) => handleBatch(payload, options, report),
       });
+      if (positions !== undefined) {
+        // run() creates the group member before its first await: the seek is in place before the first fetch.
+        seekTo(consumer, initial, topic, taken);
+        // After a later join (a consumer restart) the member starts from nothing again: seek once more.
+        let joins = 0;
+        consumer.on(consumer.events.GROUP_JOIN, () => {
+          joins += 1;
+          if (joins > 1) {
+            admin()
+              .then((a) => committedOffsets(a, positions.offsetsOf, topic))
+              .then((committed) => seekTo(consumer, committed, topic, taken))
+              .catch((err: unknown) => report(fromKafkaError(err, `cannot seek ${topic} after a rejoin`), false));
+          }
+        });
+      }
+      await running;
     } catch (err) {
       await quietly(consumer.disconnect());
       throw fromKafkaError(err, `cannot join consumer group ${options.groupId}`);

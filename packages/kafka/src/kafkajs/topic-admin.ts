@@ -98,6 +98,37 @@ async function settingMismatches(admin: Admin, specs: readonly TopicSpec[]): Pro
 }
 
 /** Per partition, the last stable offset (see `partitionBounds` in range-reader.ts for why it is the LSO). */
+/** The first offset at or after a time, per partition (kafkajs answers -1 past the end: the end offset then). */
+export async function offsetsForTime(admin: Admin, topic: string, timestampMs: number): Promise<ReadonlyMap<number, string>> {
+  if (typeof topic !== 'string' || topic === '') throw invalidArgument('topic must be a non-empty string');
+  if (!Number.isSafeInteger(timestampMs) || timestampMs < 0) throw invalidArgument('timestampMs must be a non-negative integer');
+  try {
+    const [byTime, ends] = await Promise.all([admin.fetchTopicOffsetsByTimestamp(topic, timestampMs), admin.fetchTopicOffsets(topic)]);
+    const end = new Map(ends.map((entry) => [entry.partition, entry.offset]));
+    return new Map(byTime.map((entry) => [entry.partition, entry.offset === '-1' ? (end.get(entry.partition) ?? '0') : entry.offset]));
+  } catch (err) {
+    throw fromKafkaError(err, `cannot read the offsets of ${topic} by time`);
+  }
+}
+
+/** A group's committed offsets on a topic (kafkajs answers -1 for none: null here). */
+export async function committedOffsets(admin: Admin, groupId: string, topic: string): Promise<ReadonlyMap<number, string | null>> {
+  if (typeof groupId !== 'string' || groupId === '') throw invalidArgument('groupId must be a non-empty string');
+  if (typeof topic !== 'string' || topic === '') throw invalidArgument('topic must be a non-empty string');
+  // A new broker or group answers "coordinator loading / not available" for a while: wait for it, bounded.
+  const deadline = Date.now() + 60_000;
+  for (let delay = 100; ; delay = Math.min(2_000, delay * 2)) {
+    try {
+      const [found] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return new Map((found?.partitions ?? []).map((p) => [p.partition, p.offset === '-1' ? null : p.offset]));
+    } catch (err) {
+      const error = fromKafkaError(err, `cannot read the committed offsets of ${groupId} on ${topic}`);
+      if (!error.retryable || Date.now() + delay > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 export async function endOffsets(admin: Admin, topic: string): Promise<ReadonlyMap<number, string>> {
   if (typeof topic !== 'string' || topic === '') throw invalidArgument('topic must be a non-empty string');
   try {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
-import { submitEnvelope, type Submitted } from '@agent-ledger/client';
+import { awaitStatement, submitEnvelope, type Submitted } from '@agent-ledger/client';
 import {
   EnvelopeSchema,
   Principal,
@@ -116,6 +116,21 @@ export function writeEnvelopeFile(path: string, envelope: Envelope): void {
 /** Submits through the API: the statement hash and status, or the API's refusal / an operational error. */
 export function submit(baseUrl: string, envelope: Envelope): Promise<Submitted> {
   return submitEnvelope(baseUrl, envelope);
+}
+
+/**
+ * Waits until the sequencer has judged a submitted statement
+ * (`GET /v1/statements/:id`, at most 30 s: then CLIENT_TIMEOUT): its ledger
+ * position when admitted; its rejection as a LedgerError with the code the
+ * sequencer recorded.
+ */
+export async function awaitAdmitted(baseUrl: string, submitted: Submitted): Promise<{ partition: number; index: number }> {
+  const outcome = await awaitStatement(baseUrl, submitted.id, 30_000);
+  if (outcome.status !== 'admitted') {
+    const where = outcome.status === 'rejected' ? ` (intake.rejected at ${outcome.partition}/${outcome.index})` : '';
+    throw new LedgerError(outcome.code, `${outcome.status} by the ${outcome.status === 'rejected' ? 'sequencer' : 'API'}: ${outcome.detail}${where}`);
+  }
+  return { partition: outcome.partition, index: outcome.index };
 }
 
 /** Who signed an envelope, for reports. */

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { LedgerClient } from '@agent-ledger/client';
 import {
   EntrySchema,
@@ -211,7 +211,7 @@ function approverKey(home: LedgerHome, as: string | undefined): Signer {
   if (as !== undefined) {
     if (!/^approver:[A-Za-z0-9._@-]{1,128}$/.test(as)) throw new UsageError(`--as takes an approver principal such as approver:dana, not ${as}`);
     const signer = home.key(as.replace(':', '-'));
-    if (signer.principal !== as) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `the key file for ${as} speaks for ${signer.principal}`);
+    if (signer.principal !== as) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `the key file for ${as} speaks for ${signer.principal}`);
     return signer;
   }
   const files = readdirSync(join(home.dir, 'keys')).filter((f) => /^approver-.+\.key$/.test(f)).sort();
@@ -224,7 +224,7 @@ function approverKey(home: LedgerHome, as: string | undefined): Signer {
 function adminKey(home: LedgerHome, principal: string): Signer {
   if (!/^admin:[A-Za-z0-9._@-]{1,128}$/.test(principal)) throw new UsageError(`--admin takes an admin principal such as admin:alice, not ${principal}`);
   const signer = home.key(principal.replace(':', '-'));
-  if (signer.principal !== principal) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `the key file for ${principal} speaks for ${signer.principal}`);
+  if (signer.principal !== principal) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `the key file for ${principal} speaks for ${signer.principal}`);
   return signer;
 }
 

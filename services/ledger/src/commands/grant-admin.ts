@@ -1,15 +1,16 @@
 import { readFileSync, statSync } from 'node:fs';
-import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
-import { Principal, createStatement, parseStrictJson, type BodyOf, type Envelope } from '@agent-ledger/core';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
+import { EntrySchema, Principal, canonicalJson, createStatement, nodeEd25519, parseStrictJson, statementHash, verifyEnvelopeSignatures, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
 import type { GrantSummaryBody } from '../api/trail-schema.js';
 import { fetchGrantTrail } from './grants.js';
-import { getOk } from './http.js';
+import { getJson, getOk } from './http.js';
 import {
   apiBase,
   badArgument,
   lazyHome,
   parseDuration,
   parseInstant,
+  awaitAdmitted,
   resolveSigner,
   runAdmin,
   signOne,
@@ -19,7 +20,7 @@ import {
 
 /** Options of the signing `ledger grant` commands. */
 export interface GrantWriteOptions extends AdminOptions {
-  /** Wait until the statement is on the authority stream and report where (polls the grant's trail). */
+  /** Wait until the sequencer admitted (or rejected) the statement, and report where and whether the grant is in force. */
   readonly wait?: boolean;
 }
 
@@ -67,11 +68,12 @@ function strictJson(text: string, what: string): unknown {
 }
 
 /**
- * Argument constraints, passed through as JSON: `--constraints-json` gives
- * the whole value (JSON text, or a file that holds it); each
- * `--constraint PATH=JSON` adds one entry `{PATH: value}` to an object
- * (`amount={"max":20}`, `currency="EUR"`). The ledger, not the CLI, judges
- * them: a shape it does not know is refused with its code.
+ * Argument constraints (SPEC.md section 7.2), passed through as JSON:
+ * `--constraints-json` gives the whole array (JSON text, or a file that
+ * holds it); each `--constraint PATH=JSON` adds the JSON object with `path`
+ * set to PATH (`amount={"kind":"range","max":20}`,
+ * `currency={"kind":"equals","value":"EUR"}`). The ledger, not the CLI,
+ * judges them: a shape it does not know is refused with its code.
  */
 export function parseConstraints(constraint: readonly string[], constraintsJson: string | undefined): unknown {
   if (constraintsJson !== undefined && constraint.length > 0) throw badArgument('give --constraint PATH=JSON (repeatable) or --constraints-json, not both');
@@ -91,15 +93,14 @@ export function parseConstraints(constraint: readonly string[], constraintsJson:
     return strictJson(readFileSync(constraintsJson, 'utf8'), `--constraints-json ${constraintsJson}`);
   }
   if (constraint.length === 0) return undefined;
-  const constraints: Record<string, unknown> = {};
-  for (const item of constraint) {
+  return constraint.map((item) => {
     const eq = item.indexOf('=');
-    if (eq <= 0) throw badArgument(`--constraint takes PATH=JSON such as amount={"max":20}, not ${item}`);
+    if (eq <= 0) throw badArgument(`--constraint takes PATH=JSON such as amount={"kind":"range","max":20}, not ${item}`);
     const path = item.slice(0, eq);
-    if (Object.hasOwn(constraints, path)) throw badArgument(`--constraint names ${path} twice`);
-    constraints[path] = strictJson(item.slice(eq + 1), `--constraint ${path}`);
-  }
-  return constraints;
+    const value = strictJson(item.slice(eq + 1), `--constraint ${path}`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badArgument(`--constraint ${path} takes a JSON object such as {"kind":"range","max":20}`);
+    return { ...(value as Record<string, unknown>), path };
+  });
 }
 
 /** The grant a `grant propose` writes, from its options (untrusted CLI input). */
@@ -143,7 +144,8 @@ async function waitForEvent(baseUrl: string, grantId: string, hash: string): Pro
       if (event !== undefined) return event;
     } catch (err) {
       // Not projected yet: the grant's first write may still be on its way.
-      if ((err as { code?: unknown }).code !== 'GRANT_MISSING') throw err;
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'GRANT_MISSING' && code !== 'NOT_FOUND') throw err;
     }
     if (Date.now() > deadline) throw new OperationalError(OperationalCode.CLIENT_TIMEOUT, `statement ${hash.slice(0, 16)} was not on the authority stream within 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -164,15 +166,18 @@ async function writeGrant(
       type: envelope.statement.type,
       grantId,
       by: envelope.statement.author.principal,
+      id: submitted.id,
       statementHash: submitted.statementHash,
-      status: submitted.status ?? 'accepted',
+      status: 'accepted',
       ...extra,
     };
-    const human = [`${what} by ${envelope.statement.author.principal}: statement ${submitted.statementHash} ${submitted.status ?? 'accepted'}`];
+    const human = [`${what} by ${envelope.statement.author.principal}: statement ${submitted.statementHash} accepted`];
     if (options.wait === true) {
+      const admitted = await awaitAdmitted(baseUrl, submitted);
+      // The projection may trail the log by a moment: the grant's own trail says whether the write took effect.
       const event = await waitForEvent(baseUrl, grantId, submitted.statementHash);
-      Object.assign(report, { status: 'sequenced', authorityIndex: event.authorityIndex, tookEffect: event.tookEffect, cosignedBy: event.cosignedBy });
-      human.push(`  on the authority stream at #${event.authorityIndex}${event.kind === 'revoked' || event.kind === 'revoked_via_ancestor' ? '' : event.tookEffect ? ' (in force)' : ''}`);
+      Object.assign(report, { status: 'admitted', authorityIndex: admitted.index, tookEffect: event.tookEffect, cosignedBy: event.cosignedBy });
+      human.push(`  admitted on the authority stream at #${admitted.index}${event.kind === 'revoked' || event.kind === 'revoked_via_ancestor' ? '' : event.tookEffect ? ' (in force)' : ' (not in force yet)'}`);
     }
     return { human, report };
   });
@@ -194,6 +199,28 @@ export function grantProposeCommand(options: GrantProposeOptions): Promise<numbe
 }
 
 /**
+ * The signed statement of a grant write, fetched from the log
+ * (`GET /v1/receipts/0/:index`, once checkpointed) and checked: it must
+ * hash to the write's statement hash and carry its author's signature. So
+ * what a co-signer is shown is exactly what the co-signature names, not the
+ * API's projection of it. Undefined while the write is not checkpointed.
+ * @throws LedgerError INTEGRITY_FAILURE when the log's statement is not the one the trail names.
+ */
+async function signedWrite(baseUrl: string, write: GrantEvent): Promise<BodyOf<'grant.proposed'> | BodyOf<'grant.reauthorized'> | undefined> {
+  const { status, body } = await getJson(`${baseUrl}/v1/receipts/0/${write.authorityIndex}`);
+  if (status !== 200) return undefined;
+  const parsed = EntrySchema.safeParse((body as { entry?: unknown } | null)?.entry);
+  if (!parsed.success) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `authority entry #${write.authorityIndex} is not a ledger entry`);
+  const statement = (parsed.data as unknown as Entry).envelope.statement;
+  const signers = verifyEnvelopeSignatures((parsed.data as unknown as Entry).envelope, canonicalJson(statement), nodeEd25519);
+  if (statementHash(statement) !== write.statementHash || !signers.includes(statement.author.keyId) || statement.author.principal !== write.principal) {
+    throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `authority entry #${write.authorityIndex} is not the signed write ${write.statementHash.slice(0, 16)} the trail names`);
+  }
+  if (statement.type !== 'grant.proposed' && statement.type !== 'grant.reauthorized') throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `authority entry #${write.authorityIndex} is a ${statement.type}`);
+  return statement.body as BodyOf<'grant.proposed'> | BodyOf<'grant.reauthorized'>;
+}
+
+/**
  * `ledger grant cosign GRANT_ID`: co-signs the write of a grant that waits
  * for co-signatures (its proposal or a re-authorisation; `--write HASH`
  * names one), by the statement hash the trail gives, after printing what it
@@ -210,14 +237,20 @@ export function grantCosignCommand(grantId: string, options: GrantWriteOptions &
     if (write === undefined) {
       throw new OperationalError(OperationalCode.NOT_FOUND, options.write === undefined ? `nothing of grant ${grantId} waits for a co-signature` : `grant ${grantId} has no write ${options.write.slice(0, 16)}`);
     }
-    const g = trail.grant;
+    // Show what is co-signed from the signed statements themselves when the log has sealed them.
+    const signed = await signedWrite(baseUrl, write);
+    const proposal = write.kind === 'proposed' ? signed : await signedWrite(baseUrl, trail.events.find((e) => e.kind === 'proposed') ?? write);
+    const g = proposal !== undefined && 'actionType' in proposal ? proposal : trail.grant;
+    const verified = signed !== undefined && proposal !== undefined && 'actionType' in proposal;
     const envelope = signOne(createStatement('grant.cosigned', { grantId, grant: write.statementHash }, signer), signer);
-    const what = write.kind === 'reauthorized' ? `re-authorisation #${write.authorityIndex} (until ${write.expiresAt ?? '?'})` : `proposal #${write.authorityIndex}`;
+    const until = signed !== undefined && 'grant' in signed ? signed.expiresAt : (write.expiresAt ?? '?');
+    const what = write.kind === 'reauthorized' ? `re-authorisation #${write.authorityIndex} (until ${until})` : `proposal #${write.authorityIndex}`;
+    const source = verified ? 'checked against the signed statements on the log' : "as the API's projection shows it: the write is not checkpointed yet";
     return {
       envelope,
       grantId,
-      what: `grant ${grantId} ${what} co-signed (${g.effect} ${g.actionType} for ${g.agentId}: target ${g.targetResource}, recipient ${g.recipient}, scope ${g.scope}, tier ${g.tier}, by ${write.principal})`,
-      extra: { write: write.statementHash, writeKind: write.kind },
+      what: `grant ${grantId} ${what} co-signed (${g.effect} ${g.actionType} for ${g.agentId}: target ${g.targetResource}, recipient ${g.recipient}, scope ${g.scope}, tier ${g.tier}, by ${write.principal}; ${source})`,
+      extra: { write: write.statementHash, writeKind: write.kind, verified, ...(verified ? { signed: g } : {}) },
     };
   });
 }

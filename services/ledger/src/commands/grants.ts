@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
+import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Hash } from '@agent-ledger/core';
 import { Exit } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
@@ -26,13 +26,13 @@ type GrantEvent = GrantSummaryBody['events'][number];
 
 /** A grant id (untrusted CLI input): what `grant.proposed` allows, 1 to 256 characters. */
 function checkGrantId(grantId: string): string {
-  if (grantId.length < 1 || grantId.length > 256) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'a grant id is 1 to 256 characters');
+  if (grantId.length < 1 || grantId.length > 256) throw new OperationalError(OperationalCode.BAD_ARGUMENT, 'a grant id is 1 to 256 characters');
   return grantId;
 }
 
 /** A proposal hash (untrusted CLI input). */
 function checkProposal(proposal: string): string {
-  if (!Hash.safeParse(proposal).success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'a decision is named by the 64-hex statement hash of its proposal');
+  if (!Hash.safeParse(proposal).success) throw new OperationalError(OperationalCode.BAD_ARGUMENT, 'a decision is named by the 64-hex statement hash of its proposal');
   return proposal;
 }
 
@@ -161,7 +161,7 @@ export function formatDecisionTrail(trail: DecisionTrailBody): string[] {
  */
 export async function grantsTrailCommand(grantId: string | undefined, options: GrantsTrailOptions): Promise<number> {
   if ((grantId === undefined) === (options.decision === undefined)) {
-    throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'give a GRANT_ID or --decision PROPOSAL_HASH (one of them)');
+    throw new OperationalError(OperationalCode.BAD_ARGUMENT, 'give a GRANT_ID or --decision PROPOSAL_HASH (one of them)');
   }
   if (grantId !== undefined) checkGrantId(grantId);
   if (options.decision !== undefined) checkProposal(options.decision);

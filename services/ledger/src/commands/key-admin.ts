@@ -1,4 +1,4 @@
-import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { AuthorityState, EntrySchema, KeyId, Principal, ROLES, createStatement, parseStrictJson, type Entry, type Envelope, type Role } from '@agent-ledger/core';
 import { readKeyFile } from '../keys.js';
 import { topicNames } from '../topics.js';
@@ -8,6 +8,7 @@ import {
   badArgument,
   lazyHome,
   readEnvelopeFile,
+  awaitAdmitted,
   resolveSigner,
   runAdmin,
   signOne,
@@ -22,6 +23,8 @@ export interface KeyWriteOptions extends AdminOptions {
   readonly out?: string;
   /** Submit it (the default without `--out`). */
   readonly submit?: boolean;
+  /** After submitting, wait until the sequencer admitted (or rejected) it. */
+  readonly wait?: boolean;
 }
 
 /** Options of `ledger key register`. */
@@ -32,8 +35,10 @@ export interface KeyRegisterOptions extends KeyWriteOptions {
   readonly keyId?: string;
   /** The new key's file: its id is read from it. */
   readonly newKey?: string;
-  /** The new key signs too: proof that whoever registers it holds it. */
+  /** With `--new-key`, the new key signs too (proof of possession; default true, `--no-prove` for rules-1 ledgers). */
   readonly prove?: boolean;
+  /** An agent's risk threshold (authority rules 2). */
+  readonly riskThreshold?: string;
 }
 
 function parseRoles(text: string): Role[] {
@@ -58,33 +63,48 @@ async function deliver(options: KeyWriteOptions, envelope: Envelope, what: strin
     human.push(`  written to ${options.out}; another signer adds a signature with: ledger key cosign ${options.out} --as PRINCIPAL [--submit]`);
   }
   if (options.out === undefined || options.submit === true) {
-    const submitted = await submit(apiBase(options, lazyHome(options.home)), envelope);
-    Object.assign(report, { statementHash: submitted.statementHash, status: submitted.status ?? 'accepted' });
-    human.push(`  submitted: statement ${submitted.statementHash} ${submitted.status ?? 'accepted'}`);
+    const baseUrl = apiBase(options, lazyHome(options.home));
+    const submitted = await submit(baseUrl, envelope);
+    Object.assign(report, { id: submitted.id, statementHash: submitted.statementHash, status: 'accepted' });
+    human.push(`  submitted: statement ${submitted.statementHash} accepted`);
+    if (options.wait === true) {
+      const admitted = await awaitAdmitted(baseUrl, submitted);
+      Object.assign(report, { status: 'admitted', authorityIndex: admitted.index });
+      human.push(`  admitted on the authority stream at #${admitted.index}`);
+    }
   }
   return { human, report };
 }
 
 /**
  * `ledger key register`: a `key.registered` statement for a new key of a
- * principal with its roles, signed by an admin (`--as`). Registering a
- * privileged key may need several admins and the key's own signature
- * (SPEC.md section 7): `--out FILE` writes the partly signed statement for
- * `ledger key cosign FILE`, and `--prove` has the new key sign too.
+ * principal with its roles, signed by an admin (`--as`) and, given
+ * `--new-key`, by the new key itself (proof of possession). Under authority
+ * rules 2 (SPEC.md section 7.3) a privileged key, or a further key of an
+ * existing principal, needs more admins and the principal's current key in
+ * the same envelope: `--out FILE` writes the partly signed statement for
+ * `ledger key cosign FILE`.
  */
 export function keyRegisterCommand(options: KeyRegisterOptions): Promise<number> {
   return runAdmin(options.json, async () => {
     if (!Principal.safeParse(options.principal).success) throw badArgument(`--principal takes kind:name such as agent:billing-bot, not ${options.principal}`);
     const roles = parseRoles(options.roles);
     if ((options.keyId === undefined) === (options.newKey === undefined)) throw badArgument('give --key-id HEX or --new-key FILE (one of them)');
-    if (options.prove === true && options.newKey === undefined) throw badArgument('--prove needs --new-key FILE: the new key signs');
     const newKey = options.newKey === undefined ? undefined : readKeyFile(options.newKey);
     const keyId = newKey?.keyId ?? (options.keyId as string);
     if (!KeyId.safeParse(keyId).success) throw badArgument(`--key-id takes a 64-hex key id, not ${keyId}`);
     if (newKey !== undefined && newKey.principal !== options.principal) throw badArgument(`${options.newKey} speaks for ${newKey.principal}, not ${options.principal}`);
+    let riskThreshold: number | undefined;
+    if (options.riskThreshold !== undefined) {
+      riskThreshold = Number(options.riskThreshold);
+      if (!/^\d{1,4}(\.\d{1,6})?$/.test(options.riskThreshold) || riskThreshold > 1000) throw badArgument(`--risk-threshold takes a number from 0 to 1000, not ${options.riskThreshold}`);
+      if (!roles.includes('agent')) throw badArgument('--risk-threshold is for agent keys');
+    }
     const signer = resolveSigner(options, lazyHome(options.home));
-    let envelope: Envelope = signOne(createStatement('key.registered', { keyId, principal: options.principal, roles }, signer), signer);
-    if (options.prove === true && newKey !== undefined) envelope = addSignature(envelope, newKey);
+    const body = { keyId, principal: options.principal, roles, ...(riskThreshold === undefined ? {} : { riskThreshold }) };
+    let envelope: Envelope = signOne(createStatement('key.registered', body, signer), signer);
+    // Proof of possession (SPEC.md section 7.3): the new key signs its own registration.
+    if (options.prove !== false && newKey !== undefined) envelope = addSignature(envelope, newKey);
     return deliver(options, envelope, `key ${keyId.slice(0, 16)} for ${options.principal} (${roles.join(', ')}) registered by ${signer.principal}`);
   });
 }
@@ -108,7 +128,7 @@ export function keyCosignCommand(file: string, options: KeyWriteOptions): Promis
 }
 
 /** `ledger key submit FILE`: submits a (fully) signed key statement. */
-export function keySubmitCommand(file: string, options: AdminOptions): Promise<number> {
+export function keySubmitCommand(file: string, options: AdminOptions & { readonly wait?: boolean }): Promise<number> {
   return runAdmin(options.json, async () => {
     const envelope = readEnvelopeFile(file);
     const type = envelope.statement.type;
@@ -149,19 +169,28 @@ export function keyListCommand(options: { readonly home?: string; readonly json?
     if (options.principal !== undefined && !Principal.safeParse(options.principal).success) throw badArgument(`--principal takes kind:name, not ${options.principal}`);
     const home = lazyHome(options.home)();
     const { createKafkaBus } = await import('@agent-ledger/kafka');
-    const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: `ledger-keys-${process.pid}` });
+    // The broker's own log lines stay quiet: a failure is reported once, typed.
+    const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: `ledger-keys-${process.pid}`, logLevel: 'nothing' });
     const state = new AuthorityState(home.trustRoot);
+    const records = bus.readRange(topicNames(home.config.topicPrefix).authority, 0, '0')[Symbol.asyncIterator]();
     try {
-      for await (const record of bus.readRange(topicNames(home.config.topicPrefix).authority, 0, '0')) {
-        const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
+      for (;;) {
+        let next: IteratorResult<{ value: Buffer }>;
+        try {
+          next = await records.next();
+        } catch (err) {
+          // The broker could not be read: an outage, never a refusal of the log's content.
+          if (err instanceof OperationalError) throw err;
+          throw new OperationalError(OperationalCode.UNAVAILABLE, `cannot read the authority stream from ${home.config.kafkaBrokers.join(',')}: ${(err as Error).message}`, { cause: err });
+        }
+        if (next.done === true) break;
+        // The log's content: what does not fold is a typed LedgerError, as the sequencer and verify-chain would say.
+        const parsed = EntrySchema.safeParse(parseStrictJson(next.value.value.toString('utf8')));
+        if (!parsed.success) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `authority stream entry ${state.size}: not a ledger entry`);
+        const entry = parsed.data as unknown as Entry;
         if (entry.index < state.size) continue;
         state.apply(entry.envelope.statement, entry.index, Date.parse(entry.sequencedAt));
       }
-    } catch (err) {
-      if (err instanceof OperationalError) throw err;
-      const code = (err as { code?: unknown }).code;
-      if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) throw err;
-      throw new OperationalError(OperationalCode.UNAVAILABLE, `cannot read the authority stream: ${(err as Error).message}`, { cause: err });
     } finally {
       await bus.close();
     }

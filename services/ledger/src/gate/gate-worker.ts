@@ -202,11 +202,9 @@ export class GateWorker {
       await committer.flush();
     } catch (err) {
       // Nothing of the failed transaction was marked; the batch is redelivered
-      // and decided again. A writer that failed a transaction is replaced.
+      // and what it did not commit is decided again (the writer renews its
+      // producer itself; a fenced one stays fenced).
       this.counters.commitFailures += 1;
-      const held = this.#writers.get(batch.partition);
-      this.#writers.delete(batch.partition);
-      await held?.writer.close().catch(() => undefined);
       throw err;
     }
   }

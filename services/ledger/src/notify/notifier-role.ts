@@ -1,4 +1,4 @@
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { createStatement, nodeEd25519, signStatement, statementHash, type BodyOf, type Entry, type Signer, type Statement } from '@agent-ledger/core';
 import type { InRecord, LogBus, Subscription } from '@agent-ledger/kafka';
 import {
@@ -237,7 +237,7 @@ export class NotifierRole {
         await this.#bus.publish(records);
         break;
       } catch (error) {
-        const retryable = error instanceof LedgerError && error.retryable;
+        const retryable = (error instanceof LedgerError || error instanceof OperationalError) && error.retryable;
         if (!retryable || attempt >= 5 || this.#stopped) {
           this.#settings.log(`notify: ${raised.body.level} escalation ${short} delivered (${summary}) but not recorded: ${(error as Error).message}`);
           return;
@@ -322,7 +322,7 @@ export class NotifierRole {
         await this.#bus.publish([record]);
         break;
       } catch (error) {
-        const retryable = error instanceof LedgerError && error.retryable;
+        const retryable = (error instanceof LedgerError || error instanceof OperationalError) && error.retryable;
         if (!retryable || attempt >= 5 || Date.now() >= Date.parse(pending.deadline) || this.#stopped) {
           this.counters.notPublished += 1;
           this.#settings.log(`notify: answer to ${short} not published: ${(error as Error).message}`);

@@ -1,3 +1,4 @@
+import { ENTRY_LINE_OVERHEAD } from '@agent-ledger/rulebook';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import {
   AuthorityState,
@@ -64,6 +65,8 @@ export function admit(
   window: ReplayWindow | null,
   nowMs: number,
   verdict?: SignatureVerdict,
+  /** The rulebook's one bound on undecided proposals (events partitions): may a proposal of this entry-line size join? */
+  fitsWindow?: (lineBytes: number) => boolean,
 ): Admitted | Rejected {
   let value: unknown = null;
   try {
@@ -88,6 +91,9 @@ export function admit(
     // the sequencer's own rejections are written by it, never taken from intake.
     if (statement.type === 'intake.rejected') {
       throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
+    }
+    if (statement.type === 'proposal.submitted' && fitsWindow !== undefined && !fitsWindow(Buffer.byteLength(JSON.stringify(envelope)) + ENTRY_LINE_OVERHEAD)) {
+      throw new LedgerError(ReasonCode.RATE_LIMIT, 'too many undecided proposals on this partition: the replay window verify-chain holds is full');
     }
     // Genesis is signed offline by the root holders, possibly long before the
     // ledger starts: it is exempt from freshness, as in the verifier.

@@ -7,11 +7,14 @@ import {
   ReplayWindow,
   createStatement,
   nodeEd25519,
+  parseCheckpoint,
   parseStrictJson,
   sequencerNoteSigner,
   sha256Hex,
   signCheckpoint,
   signStatement,
+  statementHash,
+  type ChainHead,
   type Entry,
   type Envelope,
   type NoteSigner,
@@ -21,7 +24,30 @@ import {
 import type { InBatch, LogBus, OutRecord, TransactionalWriter } from '@agent-ledger/kafka';
 import { entryLocation, entryRecordValue, type TopicNames } from '../topics.js';
 import { admit, type Admitted, type Rejected } from './admission.js';
+import { admitsProposal, evolve, initialState, lifeEntryOf, oldestOpenMs, type LifeState, type ReplayLimits } from '@agent-ledger/rulebook';
+
+/** A bundle line is the entry record with `"kind":"entry",` added: what verify-chain counts. */
+const LINE_KIND_BYTES = 15;
 import type { SignaturePool } from './signature-pool.js';
+
+/** Checkpoint-topic offsets read back from its end to find the newest checkpoint (each checkpoint takes two: record and commit marker). */
+const CHECKPOINT_TAIL = 64;
+/** Extra time read back before the replay window, for clock skew between the sequencer and the broker's record timestamps. */
+const WINDOW_MARGIN_MS = 60_000;
+
+/**
+ * A record of the checkpoints topic: the signed note, and what a restarted
+ * sequencer resumes from (the chain head and, on an events partition, the
+ * sequencing time of the oldest proposal still open then, null when none).
+ */
+interface CheckpointRecord {
+  readonly partition: number;
+  readonly size: number;
+  readonly note: string;
+  readonly head?: ChainHead;
+  readonly sealedAt?: string;
+  readonly lifeFromMs?: number | null;
+}
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
@@ -71,6 +97,8 @@ export interface SequencerSettings {
   readonly topics: TopicNames;
   /** Checks intake signatures on worker threads; without it they are checked inline. */
   readonly signatures?: SignaturePool;
+  /** The bound on undecided proposals per partition (default: the rulebook's REPLAY_WINDOW, what verify-chain holds). */
+  readonly replayWindow?: ReplayLimits;
 }
 
 /**
@@ -113,6 +141,8 @@ export class PartitionSequencer {
   /** Partition 0 keeps its own registry: it decides authority statements. */
   #authority: AuthorityState;
   #window: ReplayWindow | null = null;
+  /** Events partitions: the proposal-life state, for the rulebook's bound on undecided proposals. */
+  #life: LifeState;
   #sealedSize = 0;
   #lastSealAt = Date.now();
   #lastCommitAt = Date.now();
@@ -129,6 +159,7 @@ export class PartitionSequencer {
     this.#noteSigner = sequencerNoteSigner(settings.trustRoot.origin, settings.sequencer, nodeEd25519);
     this.#chain = new PartitionChain(partition);
     this.#authority = new AuthorityState(settings.trustRoot);
+    this.#life = initialState(settings.replayWindow);
   }
 
   /** The transactional id: one per input partition (kafkajs's exactly-once shape). */
@@ -147,16 +178,129 @@ export class PartitionSequencer {
     await this.#recover();
   }
 
-  /** Rebuilds chain, registry (partition 0), replay window and sealed size from what Kafka committed. */
+  /** How the last recovery went (shown on /metrics and in the bench). */
+  lastRecovery: { from: 'checkpoint' | 'start'; entriesRead: number; ms: number } | undefined;
+
+  /**
+   * Rebuilds chain, registry (partition 0), replay window and sealed size
+   * from what Kafka committed. An events partition resumes from the chain
+   * head stored with its newest checkpoint and reads back only the replay
+   * window (2 x freshness, by record time) and what came after the
+   * checkpoint, so a restart costs the same on a log of any length. The
+   * authority partition folds its whole registry from genesis.
+   */
   async #recover(): Promise<void> {
+    const started = Date.now();
+    // Records below the intake offset this partition's transactions committed are never sequenced again,
+    // whatever offset the intake consumer starts from.
+    const groupId = this.#settings.topics.group('sequencer');
+    const committed = (await this.#bus.committedOffsets(groupId, this.#settings.topics.intake)).get(this.partition);
+    this.#lastConsumed = committed === null || committed === undefined ? undefined : { groupId, topic: this.#settings.topics.intake, partition: this.partition, nextOffset: committed };
+    const resumed = this.partition === 0 ? undefined : await this.#recoverFromCheckpoint();
+    if (resumed !== undefined) {
+      this.lastRecovery = { from: 'checkpoint', entriesRead: resumed, ms: Date.now() - started };
+    } else {
+      const read = await this.#recoverFromStart();
+      this.lastRecovery = { from: 'start', entriesRead: read, ms: Date.now() - started };
+    }
+    this.#stale = false;
+  }
+
+  /** The newest checkpoint record of this partition (read from the topic's tail), if any. */
+  async #newestCheckpoint(): Promise<CheckpointRecord | undefined> {
+    const topic = this.#settings.topics.checkpoints;
+    const end = BigInt((await this.#bus.endOffsets(topic)).get(this.partition) ?? '0');
+    const from = end > BigInt(CHECKPOINT_TAIL) ? end - BigInt(CHECKPOINT_TAIL) : 0n;
+    let newest: CheckpointRecord | undefined;
+    for await (const record of this.#bus.readRange(topic, this.partition, from.toString())) {
+      const cp = JSON.parse(record.value.toString('utf8')) as CheckpointRecord;
+      if (newest === undefined || cp.size >= newest.size) newest = cp;
+    }
+    return newest;
+  }
+
+  /**
+   * Resumes from the newest checkpoint's chain head; the number of entries
+   * read, or undefined when there is no usable head (no checkpoint yet, one
+   * written before heads were stored, or one that does not match its signed
+   * root): the caller then reads from the start.
+   */
+  async #recoverFromCheckpoint(): Promise<number | undefined> {
+    const freshnessMs = this.#authorityView?.current().state.config?.freshnessMs;
+    if (freshnessMs === undefined) return undefined;
+    const newest = await this.#newestCheckpoint();
+    const head = newest?.head;
+    if (newest === undefined || head === undefined || head.size !== newest.size || newest.sealedAt === undefined) return undefined;
+    // Without the time of its oldest open proposal the checkpoint cannot tell how far back the open set reaches.
+    if (newest.lifeFromMs === undefined) return undefined;
+    const lifeFromMs = newest.lifeFromMs ?? Number.POSITIVE_INFINITY;
+    let chain: PartitionChain;
+    try {
+      chain = PartitionChain.resume(this.partition, head);
+      const signed = parseCheckpoint(newest.note.slice(0, newest.note.indexOf('\n\n') + 1));
+      if (signed.size !== head.size || Buffer.compare(Buffer.from(signed.rootHash), Buffer.from(chain.root())) !== 0) return undefined;
+    } catch {
+      return undefined;
+    }
+    // Read back far enough for the replay window and for every entry after the checkpoint.
+    const sealedAtMs = Date.parse(newest.sealedAt);
+    const fromMs = Math.max(0, Math.min(sealedAtMs, Date.now() - 2 * freshnessMs, lifeFromMs) - WINDOW_MARGIN_MS);
+    // The proposals still open at the checkpoint were all sequenced at or after lifeFromMs: folding every
+    // entry from there rebuilds the open set (a decision naming an older, closed proposal changes nothing).
+    const life = initialState(this.#settings.replayWindow);
+    const { topic, partition } = entryLocation(this.#settings.topics, this.partition);
+    const fromOffset = (await this.#bus.offsetsForTime(topic, fromMs)).get(partition) ?? '0';
+    const window = new ReplayWindow(freshnessMs);
+    let read = 0;
+    let first = true;
+    for await (const record of this.#bus.readRange(topic, partition, fromOffset)) {
+      read += 1;
+      // Entries the checkpoint covers only feed the replay window (their id and time): a light read of
+      // this sequencer's own committed records; entries after it are checked in full and chained.
+      const light = JSON.parse(record.value.toString('utf8')) as { index?: unknown; sequencedAt?: unknown; envelope?: { statement?: { id?: unknown } } };
+      if (typeof light.index !== 'number') return undefined;
+      // Started after the checkpoint (records older than their time?): not safe, read from the start instead.
+      if (first && light.index > head.size) return undefined;
+      first = false;
+      if (light.index < head.size) {
+        const id = light.envelope?.statement?.id;
+        if (typeof id !== 'string' || typeof light.sequencedAt !== 'string') return undefined;
+        const sequencedAtMs = Date.parse(light.sequencedAt);
+        window.remember(id, sequencedAtMs);
+        if (sequencedAtMs >= lifeFromMs) {
+          const covered = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
+          evolve(life, lifeEntryOf(covered, statementHash(covered.envelope.statement), record.value.length + LINE_KIND_BYTES));
+        }
+        continue;
+      }
+      const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
+      if (entry.index !== chain.size || entry.prev !== chain.head) return undefined;
+      chain.replay(entry);
+      window.remember(entry.envelope.statement.id, Date.parse(entry.sequencedAt));
+      evolve(life, lifeEntryOf(entry, statementHash(entry.envelope.statement), record.value.length + LINE_KIND_BYTES));
+    }
+    this.#chain = chain;
+    this.#authority = new AuthorityState(this.#settings.trustRoot);
+    this.#window = window;
+    this.#life = life;
+    this.#sealedSize = newest.size;
+    return read;
+  }
+
+  /** Rebuilds everything from the partition's first entry; the number of entries read. */
+  async #recoverFromStart(): Promise<number> {
+    let read = 0;
     const chain = new PartitionChain(this.partition);
     const authority = new AuthorityState(this.#settings.trustRoot);
     let window: ReplayWindow | null = null;
+    const life = initialState(this.#settings.replayWindow);
     const { topic, partition } = entryLocation(this.#settings.topics, this.partition);
     for await (const record of this.#bus.readRange(topic, partition, '0')) {
       const entry = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
+      read += 1;
       chain.replay(entry);
       const statement = entry.envelope.statement;
+      if (this.partition !== 0) evolve(life, lifeEntryOf(entry, statementHash(statement), record.value.length + LINE_KIND_BYTES));
       if (this.partition === 0) authority.apply(statement, entry.index, Date.parse(entry.sequencedAt));
       const freshnessMs = this.partition === 0 ? authority.config?.freshnessMs : this.#authorityView?.current().state.config?.freshnessMs;
       if (freshnessMs !== undefined) {
@@ -172,8 +316,9 @@ export class PartitionSequencer {
     this.#chain = chain;
     this.#authority = authority;
     this.#window = window;
+    this.#life = life;
     this.#sealedSize = sealed;
-    this.#stale = false;
+    return read;
   }
 
   /** Serialises work on this partition: one transaction at a time. */
@@ -225,7 +370,9 @@ export class PartitionSequencer {
       for (const [n, record] of records.entries()) {
         const now = Date.now();
         const registry = this.#registry();
-        const result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n]);
+        const life = this.#life;
+        const fitsWindow = this.partition === 0 ? undefined : (lineBytes: number) => admitsProposal(life, lineBytes);
+        const result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n], fitsWindow);
         let envelope: Envelope;
         if (result.kind === 'admitted') {
           envelope = result.envelope;
@@ -241,6 +388,7 @@ export class PartitionSequencer {
         const authorityIndex = this.partition === 0 ? this.#chain.size : registry.size;
         const entry = this.#chain.append(envelope, new Date(now), authorityIndex, result.kind === 'admitted' ? result.canonical : undefined);
         const value = entryRecordValue(entry);
+        if (this.partition !== 0) evolve(this.#life, lifeEntryOf(entry, statementHash(envelope.statement), Buffer.byteLength(value) + LINE_KIND_BYTES));
         bytes += value.length;
         out.push({ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value });
         const last = n === records.length - 1;
@@ -291,7 +439,20 @@ export class PartitionSequencer {
     this.#sealedSize = this.#chain.size;
     this.#lastSealAt = Date.now();
     this.counters.checkpoints += 1;
-    return { topic: this.#settings.topics.checkpoints, partition: this.partition, key: null, value: JSON.stringify({ partition: this.partition, size: this.#chain.size, note }) };
+    // The chain head rides beside the signed note: a restart resumes from it (checked against the note's root).
+    return {
+      topic: this.#settings.topics.checkpoints,
+      partition: this.partition,
+      key: null,
+      value: JSON.stringify({
+        partition: this.partition,
+        size: this.#chain.size,
+        note,
+        head: this.#chain.snapshot(),
+        sealedAt: new Date(this.#lastSealAt).toISOString(),
+        ...(this.partition === 0 ? {} : { lifeFromMs: oldestOpenMs(this.#life) }),
+      } satisfies CheckpointRecord),
+    };
   }
 
   #rejection(code: ReasonCode, detail: string, agentId: string, input: string, now: number): Envelope {

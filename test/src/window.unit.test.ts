@@ -1,0 +1,136 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AuthorityState, createStatement, nodeEd25519, signStatement, statementHash, type BodyOf, type Entry, type Envelope, type Statement } from '@agent-ledger/core';
+import type { ConsumedOffset, InBatch, InRecord, LogBus, OutRecord, Subscription, TransactionalWriter } from '@agent-ledger/kafka';
+import { PartitionSequencer, topicNames } from '@agent-ledger/ledger';
+import { TestLedger } from './fixtures.js';
+import { assertFailsAt, assertValid, recordDecision, verify } from './replay-support.js';
+
+// One bound, live and offline: the sequencer's admission refuses a proposal
+// (RATE_LIMIT, recorded as intake.rejected) on a partition whose undecided
+// proposals fill the replay window verify-chain holds, and verify-chain fails
+// a bundle holding a proposal beyond it. Tested with a window of two.
+
+const topics = topicNames('unit');
+const WINDOW = { maxPending: 2 };
+
+/** A log in memory: what writers commit is readable back, as a restarted sequencer reads it. */
+class CommitLog implements LogBus {
+  readonly committed: OutRecord[] = [];
+  async ensureTopics(): Promise<void> {}
+  async writer(id: string): Promise<TransactionalWriter> {
+    return {
+      transactionalId: id,
+      commit: async (records: readonly OutRecord[], _consumed?: ConsumedOffset) => {
+        this.committed.push(...records);
+      },
+      close: async () => undefined,
+    };
+  }
+  async publish(): Promise<void> {}
+  async subscribe(): Promise<Subscription> {
+    return { stop: async () => undefined };
+  }
+  #records(topic: string, partition: number): OutRecord[] {
+    return this.committed.filter((r) => r.topic === topic && r.partition === partition);
+  }
+  async *readRange(topic: string, partition: number, fromOffset: string): AsyncIterable<InRecord> {
+    const records = this.#records(topic, partition);
+    for (let offset = Number(fromOffset); offset < records.length; offset++) {
+      const record = records[offset] as OutRecord;
+      yield { topic, partition, offset: String(offset), key: null, value: Buffer.from(record.value), timestamp: '0', headers: {} };
+    }
+  }
+  async endOffsets(topic: string): Promise<ReadonlyMap<number, string>> {
+    const ends = new Map<number, string>();
+    for (const record of this.committed) if (record.topic === topic) ends.set(record.partition, String(this.#records(topic, record.partition).length));
+    return ends;
+  }
+  async offsetsForTime(topic: string): Promise<ReadonlyMap<number, string>> {
+    const starts = new Map<number, string>();
+    for (const record of this.committed) if (record.topic === topic) starts.set(record.partition, '0');
+    return starts;
+  }
+  async committedOffsets(): Promise<ReadonlyMap<number, string | null>> {
+    return new Map();
+  }
+  async close(): Promise<void> {}
+}
+
+function intake(envelopes: readonly Envelope[], from: number): InBatch {
+  return {
+    topic: topics.intake,
+    partition: 0,
+    records: envelopes.map((envelope, k) => ({ topic: topics.intake, partition: 0, offset: String(from + k), key: null, value: Buffer.from(JSON.stringify(envelope)), timestamp: '0', headers: {} })),
+  };
+}
+
+test('admission refuses a proposal beyond the window with RATE_LIMIT, and admits again once one is decided', async () => {
+  const ledger = new TestLedger({ eventPartitions: 1 });
+  const genesis = (JSON.parse(ledger.lines()[1] as string) as Entry).envelope.statement as Statement;
+  const authority = new AuthorityState(ledger.trustRoot);
+  authority.apply(genesis, 0, Date.now());
+  const bus = new CommitLog();
+  const sequencer = new PartitionSequencer(1, bus, { trustRoot: ledger.trustRoot, eventPartitions: 1, sequencer: ledger.sequencer, checkpointEvery: 1_000, checkpointIntervalMs: 3_600_000, topics, replayWindow: WINDOW }, { current: () => ({ state: authority, size: 1 }) });
+  await sequencer.start();
+  const sign = <T extends 'proposal.submitted' | 'decision.recorded'>(type: T, body: BodyOf<T>, signer: typeof ledger.agent): Envelope => signStatement(createStatement(type, body, signer, new Date()), [signer], nodeEd25519);
+  const proposal = (n: number): Envelope => sign('proposal.submitted', {
+    agentId: ledger.agent.principal, tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command: `ls /srv/${n}` }, query: '', labels: [], channel: 'api', context: {},
+  }, ledger.agent);
+  const first = [proposal(1), proposal(2), proposal(3)];
+  await sequencer.handleBatch(intake(first, 0));
+  const decision = sign('decision.recorded', { agentId: ledger.agent.principal, proposal: statementHash(first[0]?.statement as Statement), outcome: 'allow', code: null, tier: 0, risk: 0, authorityIndex: 1, grantId: null, grantEntry: null }, ledger.gate);
+  await sequencer.handleBatch(intake([decision, proposal(4)], 3));
+  const entries = bus.committed.filter((r) => r.topic === topics.events).map((r) => JSON.parse(String(r.value)) as Entry);
+  const outcome = entries.map((e) => (e.envelope.statement.type === 'intake.rejected' ? `rejected ${(e.envelope.statement.body as { code: string }).code}` : e.envelope.statement.type));
+  assert.deepEqual(outcome, ['proposal.submitted', 'proposal.submitted', 'rejected RATE_LIMIT', 'decision.recorded', 'proposal.submitted']);
+  await sequencer.stop();
+});
+
+test('verify-chain applies the same bound: a proposal beyond the window fails where admission would have refused it', async () => {
+  const SAFE = { args: { command: 'ls -la' }, tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', context: {} };
+  const honest = new TestLedger();
+  const p1 = honest.propose(SAFE);
+  honest.propose({ ...SAFE, args: { command: 'ls /srv' } });
+  // The first is decided (allow) before the third arrives: it fits.
+  assert.equal(recordDecision(honest, p1).expected.outcome, 'allow');
+  honest.propose({ ...SAFE, args: { command: 'ls /tmp' } });
+  assertValid(await verify(honest, { replay: WINDOW }));
+
+  const over = new TestLedger();
+  over.propose(SAFE);
+  over.propose({ ...SAFE, args: { command: 'ls /srv' } });
+  const third = over.propose({ ...SAFE, args: { command: 'ls /tmp' } });
+  assertFailsAt(await verify(over, { replay: WINDOW }), 'POLICY_VIOLATION', third.entry);
+  assertValid(await verify(over, { replay: { maxPending: 3 } }));
+});
+
+test('a sequencer restarted from a checkpoint still counts the proposals open before it', async () => {
+  const ledger = new TestLedger({ eventPartitions: 1 });
+  const genesis = (JSON.parse(ledger.lines()[1] as string) as Entry).envelope.statement as Statement;
+  const authority = new AuthorityState(ledger.trustRoot);
+  authority.apply(genesis, 0, Date.now());
+  const bus = new CommitLog();
+  const settings = { trustRoot: ledger.trustRoot, eventPartitions: 1, sequencer: ledger.sequencer, checkpointEvery: 2, checkpointIntervalMs: 3_600_000, topics, replayWindow: WINDOW };
+  const view = { current: () => ({ state: authority, size: 1 }) };
+  const proposal = (n: number): Envelope =>
+    signStatement(
+      createStatement('proposal.submitted', { agentId: ledger.agent.principal, tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command: `ls /srv/${n}` }, query: '', labels: [], channel: 'api', context: {} }, ledger.agent, new Date()),
+      [ledger.agent],
+      nodeEd25519,
+    );
+  const before = new PartitionSequencer(1, bus, settings, view);
+  await before.start();
+  await before.handleBatch(intake([proposal(1), proposal(2)], 0));
+  await before.stop();
+  assert.ok(bus.committed.some((r) => r.topic === topics.checkpoints), 'the two proposals were sealed in a checkpoint');
+
+  const after = new PartitionSequencer(1, bus, settings, view);
+  await after.start();
+  assert.equal(after.lastRecovery?.from, 'checkpoint');
+  await after.handleBatch(intake([proposal(3)], 2));
+  await after.stop();
+  const last = JSON.parse(String(bus.committed.filter((r) => r.topic === topics.events).at(-1)?.value)) as Entry;
+  assert.equal(last.envelope.statement.type, 'intake.rejected');
+  assert.equal((last.envelope.statement.body as { code: string }).code, 'RATE_LIMIT');
+});
