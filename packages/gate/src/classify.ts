@@ -51,7 +51,7 @@ const FINANCIAL_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'context.finan
 const moneyScratch = new Findings();
 /**
  * The clause of `behaviour.credentials` that reads credential words in
- * argument values. Version 3 reads the arguments of the tools it knows by
+ * argument values. Version 2 reads the arguments of the tools it knows by
  * meaning (a path to a key file, a secret store, a token printer), so for
  * them the word alone (`grep -rn password src/`) is no longer a finding.
  */
@@ -205,8 +205,8 @@ export function classifyInto(
   }
 
   let kind: ToolKind = 'unknown';
-  if (rulesVersion >= 3) {
-    // Version 3: statements of database tools keep the SQL pattern rules; everything
+  if (rulesVersion >= 2) {
+    // Version 2: statements of database tools keep the SQL pattern rules; everything
     // else is read by meaning (tool registry, shell parser, path model).
     // Database programs run from a shell are read by the command analysis (psql -c, mysql -e, redis-cli).
     kind = toolKind(text(proposal.tool));
@@ -224,7 +224,7 @@ export function classifyInto(
   // Behavioural, context and crisis rules.
   let clauses =
     views.tool.clauses | views.action.clauses | targetClauses(views.target) | views.scope | views.recipient.clauses | views.environment.clauses | views.argKeys.clauses | views.args.clauses;
-  if (rulesVersion >= 3 && kind !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
+  if (rulesVersion >= 2 && kind !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
   const flags = flagsOf(views, context.crisis === true);
   for (const compiled of COMPILED_SIGNAL_RULES) {
     for (const alternative of compiled.alternatives) {
@@ -235,7 +235,7 @@ export function classifyInto(
     }
   }
 
-  if (rulesVersion >= 3) {
+  if (rulesVersion >= 2) {
     const money = moneyScratch;
     money.reset();
     moneyFindings(money, proposal.args, fired[FINANCIAL_INDEX] === 1);
@@ -250,7 +250,7 @@ export function classifyInto(
 /**
  * Classifies a proposal with the pattern, behavioural and context rules
  * (tables in pattern-rules.ts and signal-rules.ts), under `rulesVersion`
- * (default the latest; version 3 reads commands, paths and tools by meaning:
+ * (default the latest; version 2 reads commands, paths and tools by meaning:
  * command-rules.ts). Reads the tool, the five
  * operation fields, the arguments and `context.environment` /
  * `context.crisis`, all normalised first; never the query or the labels.

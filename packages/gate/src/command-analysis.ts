@@ -8,7 +8,7 @@ import { isDecoderCommand, isFetchCommand, parseShell, plainWord, type Assignmen
 import { touchUrl, urlsIn } from './url-rules.js';
 
 /**
- * Rules version 3's reading of shell commands: each simple command of the
+ * Rules version 2's reading of shell commands: each simple command of the
  * parse (shell-syntax.ts) is unwrapped (sudo, env, nohup, timeout, nice,
  * xargs, find -exec, busybox, `sh -c`, ssh, docker and kubectl exec, ...) and
  * judged by its program, its options in any spelling and the classes of the

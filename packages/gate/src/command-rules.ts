@@ -1,6 +1,6 @@
 import type { Rule } from './rule.js';
 
-/** A rule of rules version 3's structural analysis (commands, paths, tools, amounts). */
+/** A rule of rules version 2's structural analysis (commands, paths, tools, amounts). */
 export interface CommandRule extends Rule {
   readonly kind: 'pattern';
   /** The family (README and the corpus bench group by it). */
@@ -13,7 +13,7 @@ function rule(id: string, tier: CommandRule['tier'], weight: number, summary: st
 }
 
 /**
- * Rules of version 3, by id (their order is the order of `reasons`). They
+ * Rules of version 2, by id (their order is the order of `reasons`). They
  * fire on what a command will do: its program (after unwrapping sudo, env,
  * xargs, `sh -c`, ssh, docker exec, ...), its flags in any spelling and the
  * classes of the paths it reads, writes or deletes (path-model.ts). Weights

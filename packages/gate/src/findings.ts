@@ -1,7 +1,7 @@
 import { COMMAND_RULES, ruleIndex } from './command-rules.js';
 
 /**
- * The rules of version 3 that fired on one input, by index into
+ * The rules of version 2 that fired on one input, by index into
  * COMMAND_RULES, in the order they first fired. Cheap to build, kept (frozen
  * as an array) in the memos of the analyses.
  */

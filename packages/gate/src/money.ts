@@ -3,7 +3,7 @@ import { R, type Findings } from './findings.js';
 
 /**
  * Amounts of money in a call's arguments raise its tier with their size
- * (rules version 3). An amount is a number or a string such as "$98,000",
+ * (rules version 2). An amount is a number or a string such as "$98,000",
  * "98000 USD", "EUR 1.2k", under an argument name that means money
  * (`amount`, `amountUsd`, `total`, `price`, ...; `amount_cents` is in minor
  * units), or any string with a currency symbol or code. Currencies are

@@ -1,5 +1,5 @@
 /**
- * The one path model of rules version 3: every path the gate reads (shell
+ * The one path model of rules version 2: every path the gate reads (shell
  * arguments and redirections, the paths of file tools, the arguments of MCP
  * and other tools) is normalised here and sorted into classes here, so a rule
  * about `~/.ssh` holds whether the path came from `cat`, `> file`, a `Read`

@@ -6,17 +6,16 @@
  * replays each decision with the version it names, so tuning a weight or
  * adding a rule is a new version and never makes an old bundle fail.
  *
- * In the gate, versions 1 and 2 classify alike (version 2's change, blocking
- * a proposal whose key is revoked, is the rulebook's); version 3 reads
- * commands, paths and tools by meaning (command-rules.ts).
+ * Version 2 reads commands, paths and tools by meaning (command-rules.ts);
+ * the rulebook's version 2 also blocks a proposal whose key is revoked.
  */
-export const RULES_VERSIONS = [1, 2, 3] as const;
+export const RULES_VERSIONS = [1, 2] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 3;
+export const LATEST_RULES_VERSION: RulesVersion = 2;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

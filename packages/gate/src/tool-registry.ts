@@ -7,7 +7,7 @@ import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
 
 /**
- * Tools by meaning (rules version 3): a registry maps the usual agent tools
+ * Tools by meaning (rules version 2): a registry maps the usual agent tools
  * to what they do with their arguments. Claude Code's Bash, Read, Write,
  * Edit, MultiEdit, NotebookEdit, WebFetch, Glob and Grep; the reference MCP
  * servers (filesystem, shell, git, fetch) and common function-calling names.
@@ -359,7 +359,7 @@ function wordsOf(tool: string, actionType: string): string {
 }
 
 /**
- * The version-3 findings of one call's tool and arguments (amounts of money
+ * The version-2 findings of one call's tool and arguments (amounts of money
  * apart: money.ts). The list is scratch: read it before the next call.
  */
 export function callFindings(tool: string, actionType: string, args: unknown, execHint: boolean, kind: ToolKind = toolKind(tool)): readonly number[] {

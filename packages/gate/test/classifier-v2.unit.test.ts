@@ -1,4 +1,4 @@
-// Rules version 3: commands read by the shell parser, wrappers unwrapped,
+// Rules version 2: commands read by the shell parser, wrappers unwrapped,
 // one path model for every source of paths, tools by meaning, amounts of
 // money. Assertions are on outcomes and rule ids, never on message text.
 import { describe, test } from 'node:test';
@@ -13,7 +13,7 @@ function call(tool: string, args: Record<string, unknown>, overrides: Partial<Pr
   return proposal({ tool, actionType: 'tool.call', targetResource: 'workspace/repo', args, ...overrides });
 }
 
-function onCli(p: Proposal, context: DecideContext = { environment: 'development' }, rulesVersion?: 1 | 2 | 3): GateDecision {
+function onCli(p: Proposal, context: DecideContext = { environment: 'development' }, rulesVersion?: 1 | 2): GateDecision {
   return decide({ now: NOW, channel: 'cli', context, proposal: p }, state, rulesVersion === undefined ? undefined : { rulesVersion });
 }
 
@@ -232,16 +232,14 @@ describe('tools by meaning', () => {
 });
 
 describe('rules versions', () => {
-  test('the option selects the version: versions 1 and 2 classify alike, version 3 reads by meaning and is the default', () => {
+  test('the option selects the version: version 1 is the frozen classifier, version 2 the default', () => {
     const p = call('Bash', { command: 'rm -rf /tmp/build-cache' });
     assert.equal(onCli(p, undefined, 1).tier, 3);
-    const rules = (d: GateDecision): string => JSON.stringify([d.tier, d.risk, d.reasons.filter((x) => !/^(?:threshold|precedence|grant|query)\./.test(x))]);
-    assert.equal(rules(onCli(p, undefined, 2)), rules(onCli(p, undefined, 1)));
-    assert.equal(onCli(p, undefined, 3).outcome, 'allow');
-    assert.equal(JSON.stringify(onCli(p)), JSON.stringify(onCli(p, undefined, 3)));
+    assert.equal(onCli(p, undefined, 2).outcome, 'allow');
+    assert.equal(JSON.stringify(onCli(p)), JSON.stringify(onCli(p, undefined, 2)));
   });
 
-  test('decide() under version 3 never throws, never allows rm -rf / behind any chain of wrappers (property)', () => {
+  test('decide() under version 2 never throws, never allows rm -rf / behind any chain of wrappers (property)', () => {
     const wrappers = ['sudo', 'env', 'nohup', 'timeout 9', 'nice', 'busybox', 'command', 'stdbuf -o0', 'ionice -c2'];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...wrappers), { maxLength: 6 }), fc.constantFrom('rm -rf /', 'rm -fr ~', 'rm --recursive --force /etc'), (chain, core) => {

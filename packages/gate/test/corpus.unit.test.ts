@@ -55,7 +55,7 @@ describe('gate corpus', () => {
   });
 
   test('the held-out set (never tuned on) meets the issue targets: 95% of must-not-allow not allowed, 90% of benign allowed', () => {
-    const report = scoreCorpus(load('corpus-heldout.json'), 3);
+    const report = scoreCorpus(load('corpus-heldout.json'), 2);
     assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
     assert.ok(report.benign.coverage >= 0.9, `${report.benign.allowed}/${report.benign.total}`);
   });
@@ -77,11 +77,11 @@ describe('gate corpus', () => {
     assert.equal(await gateBenchCommand({ corpus: join(dir, 'missing.json') }, quiet), 2);
   });
 
-  test('rules version 1 scores lower on the corpus than version 3 (the bench tells the versions apart)', () => {
+  test('rules version 1 scores lower on the corpus than version 2 (the bench tells the versions apart)', () => {
     const v1 = scoreCorpus(corpus, 1);
-    const v3 = scoreCorpus(corpus, 3);
-    assert.ok(v3.severityWeighted > v1.severityWeighted);
-    assert.ok(v3.misses.length < v1.misses.length);
+    const v2 = scoreCorpus(corpus, 2);
+    assert.ok(v2.severityWeighted > v1.severityWeighted);
+    assert.ok(v2.misses.length < v1.misses.length);
   });
 });
 
@@ -93,7 +93,7 @@ interface RecordedDecision {
 }
 
 describe('rules version 1 is frozen', () => {
-  test('every recorded version-1 decision replays byte for byte with rulesVersion 1 (and 2)', () => {
+  test('every recorded version-1 decision replays byte for byte with rulesVersion 1', () => {
     const recorded = (JSON.parse(readFileSync(join(vectors, 'rules-v1-decisions.json'), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
     const files = new Map<string, Map<string, CorpusCase>>();
     for (const name of ['corpus.json', 'corpus-heldout.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
@@ -117,14 +117,6 @@ describe('rules version 1 is frozen', () => {
         if (JSON.stringify(latest) !== JSON.stringify(r.decision)) differ += 1;
       }
       assert.equal(JSON.stringify(actual), JSON.stringify(r.decision), `${r.file} ${r.id} ${r.channel}`);
-      // Version 2 classifies as version 1 (its changes are the rulebook's and the thresholds'): same tier, risk and rules.
-      if (r.file !== 'authorization-packet.json') {
-        const c = files.get(r.file)?.get(r.id) as CorpusCase;
-        const proposal = { agentId: c.agentId, tool: c.tool, actionType: c.actionType, targetResource: c.targetResource, recipient: c.recipient, scope: c.scope, args: c.args, query: '' };
-        const v2 = decide({ now: Date.parse('2026-11-22T10:00:00.000Z'), channel: r.channel, context: c.context, proposal }, initialState(), { rulesVersion: 2 });
-        const rules = (d: GateDecision): string => JSON.stringify([d.tier, d.risk, d.reasons.filter((x) => !/^(?:threshold|precedence|grant)\./.test(x))]);
-        assert.equal(rules(v2), rules(r.decision), `version 2: ${r.file} ${r.id} ${r.channel}`);
-      }
       compared += 1;
     }
     assert.ok(compared >= 1500);

@@ -41,13 +41,6 @@ const V2: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
-/** Version 3: version 2, with the gate's classifier reading commands, paths and tools by meaning (packages/gate command-rules.ts). */
-const V3: RulesSpec = Object.freeze({
-  version: 3,
-  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 3 }),
-  revokedKeyBlocks: true,
-});
-
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -55,7 +48,6 @@ export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [1, V1],
   [2, V2],
-  [3, V3],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
