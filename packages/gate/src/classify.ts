@@ -9,7 +9,7 @@ import { COMMAND_RULES } from './command-rules.js';
 import { Findings } from './findings.js';
 import { moneyFindings } from './money.js';
 import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
-import { callFindings, canonicalToolName, toolKind } from './tool-registry.js';
+import { callFindings, canonicalToolName, toolKind, type ToolKind } from './tool-registry.js';
 import { SIGNAL_RULES } from './signal-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
@@ -204,14 +204,15 @@ export function classifyInto(
     commandFired = false;
   }
 
+  let kind: ToolKind = 'unknown';
   if (rulesVersion >= 2) {
     // Version 2: statements of database tools keep the SQL pattern rules; everything
     // else is read by meaning (tool registry, shell parser, path model).
     // Database programs run from a shell are read by the command analysis (psql -c, mysql -e, redis-cli).
-    const kind = toolKind(text(proposal.tool));
+    kind = toolKind(text(proposal.tool));
     const sqlText = views.sqlTool && kind !== 'exec' ? views.args.normal : kind === 'unknown' && sqlToolMemo.get(text(proposal.tool), isSqlToolName) ? views.args.normal : '';
     if (sqlText !== '') for (const index of sqlPatternMemo.get(sqlText, matchSql)) fire(index, out);
-    for (const index of callFindings(text(proposal.tool), text(proposal.actionType), proposal.args, views.execTool)) fireCommand(index, out);
+    for (const index of callFindings(text(proposal.tool), text(proposal.actionType), proposal.args, views.execTool, kind)) fireCommand(index, out);
   } else if (views.command !== '') {
     // Pattern rules: commands of execution tools, statements of database tools.
     const indexes = views.execTool ? shellPatternMemo.get(views.command, matchShell) : sqlPatternMemo.get(views.command, matchSql);
@@ -223,7 +224,7 @@ export function classifyInto(
   // Behavioural, context and crisis rules.
   let clauses =
     views.tool.clauses | views.action.clauses | targetClauses(views.target) | views.scope | views.recipient.clauses | views.environment.clauses | views.argKeys.clauses | views.args.clauses;
-  if (rulesVersion >= 2 && toolKind(text(proposal.tool)) !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
+  if (rulesVersion >= 2 && kind !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
   const flags = flagsOf(views, context.crisis === true);
   for (const compiled of COMPILED_SIGNAL_RULES) {
     for (const alternative of compiled.alternatives) {

@@ -1,3 +1,4 @@
+import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
 
 /**
@@ -54,6 +55,10 @@ function usd(value: number, currency: string | null): number {
   return value * (USD_PER_UNIT[currency ?? 'usd'] ?? 1);
 }
 
+const normalizeKey = (key: string): string => key.toLowerCase().replace(/[^a-z0-9]/g, '');
+/** Argument names repeat: each is normalised once (bounded). */
+const keyMemo = new BoundedCache<string>(16_384, 128);
+
 /** Digits: a string without one holds no amount. */
 const DIGIT = /[0-9]/;
 
@@ -64,7 +69,7 @@ function scan(value: unknown, key: string, out: MoneyScan, depth: number, nodes:
     scanObject(value, key, out, depth, nodes);
     return;
   }
-  const normalKey = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const normalKey = keyMemo.get(key, normalizeKey);
   if (typeof value === 'number' || typeof value === 'bigint') {
     if (normalKey !== '' && MONEY_KEY.test(normalKey) && !NOT_MONEY_KEY.test(normalKey)) {
       out.pending.push({ key: normalKey, value: Math.abs(Number(value)), minor: MINOR_UNITS_KEY.test(normalKey), generic: GENERIC_KEY.test(normalKey) });

@@ -5,6 +5,9 @@
  * which means 1). The project keeps every released version: `verify-chain`
  * replays each decision with the version it names, so tuning a weight or
  * adding a rule is a new version and never makes an old bundle fail.
+ *
+ * Version 2 reads commands, paths and tools by meaning (command-rules.ts);
+ * the rulebook's version 2 also blocks a proposal whose key is revoked.
  */
 export const RULES_VERSIONS = [1, 2] as const;
 

@@ -134,25 +134,34 @@ function patchPaths(text: string): string[] {
   return out;
 }
 
-/** Findings of one string of an unknown tool, by key class, action and text (strings repeat: subjects, bodies, ids). */
-const stringMemo = new BoundedCache<readonly number[]>(65_536, 1024);
-const keyClassMemo = new BoundedCache<string>(4096, 128);
-const keyClassOf = (key: string): string => `${COMMAND_KEYS.test(key) ? 'c' : ''}${URL_KEYS.test(key) ? 'u' : ''}${PATH_KEYS.test(key) ? 'p' : ''}${CONTENT_KEYS.test(key) ? 't' : ''}:`;
+/** Findings of the URLs in one string (remembered: URLs repeat). */
+const urlFindings = (text: string): readonly number[] => {
+  const local = new Findings();
+  for (const url of urlsIn(text.trim())) touchUrl(local, url);
+  return Object.freeze(local.list.slice());
+};
+const urlMemo = new BoundedCache<readonly number[]>(65_536, 2048);
 
-/** {@link inspectString}, remembered. */
+/** Classes of argument names, as bits: command, URL, path, content (inspectString reads a name only through them). */
+const keyClassMemo = new BoundedCache<number>(4096, 128);
+const keyClassOf = (key: string): number => (COMMAND_KEYS.test(key) ? 1 : 0) | (URL_KEYS.test(key) ? 2 : 0) | (PATH_KEYS.test(key) ? 4 : 0) | (CONTENT_KEYS.test(key) ? 8 : 0);
+const ACTIONS: readonly PathAction[] = ['read', 'write', 'delete', 'delete_tree'];
+/** Findings of one string of an unknown tool, by action, key class and text (strings repeat: subjects, bodies, ids). */
+const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
+
+/** {@link inspectString}, remembered: (action, key class, text) decides its answer. */
 function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
   if (text.length > 1024) {
     inspectString(findings, key, text, action);
     return;
   }
-  const cls = keyClassMemo.get(key, keyClassOf);
-  // inspectString reads the key only through its class, so (action, class, text) decides the answer.
-  const hit = stringMemo.get(`${action}:${cls}${text}`, () => {
+  const memo = stringMemos[ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
+  const hit = memo.get(text, () => {
     const local = new Findings();
     inspectString(local, key, text, action);
     return Object.freeze(local.list.slice());
   });
-  findings.addAll(hit);
+  if (hit.length > 0) findings.addAll(hit);
 }
 
 /** Strings of an unknown tool are read as commands, paths or URLs, whichever they look like. */
@@ -183,8 +192,7 @@ function inspectString(findings: Findings, key: string, text: string, action: Pa
  * the tool or action type says it runs commands or statements (version 1's
  * reading, kept). `actionWords`: the tool and action type, for unknown tools' verbs.
  */
-export function toolFindings(findings: Findings, tool: string, actionWords: string, args: unknown, execHint: boolean): void {
-  const kind = toolKind(tool);
+export function toolFindings(findings: Findings, tool: string, actionWords: string, args: unknown, execHint: boolean, kind: ToolKind = toolKind(tool)): void {
   const object = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { value: args };
   const budget = { n: 1024 };
   switch (kind) {
@@ -266,12 +274,8 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
     }
     case 'fetch':
       walk(object, '', (key, text) => {
-        const trimmed = text.trim();
-        if (URL_KEYS.test(key) || trimmed.includes('://')) {
-          const urls = urlsIn(trimmed);
-          if (urls.length === 0) touchUrl(findings, trimmed);
-          for (const url of urls) touchUrl(findings, url);
-        }
+        if (text.indexOf('://') !== -1) findings.addAll(urlMemo.get(text, urlFindings));
+        else if (URL_KEYS.test(key)) touchUrl(findings, text.trim());
       }, 0, budget);
       findings.add(R.fetch);
       break;
@@ -328,17 +332,38 @@ export function actionWordsOf(tool: string, actionType: string): string {
 
 /** Scratch of one call (decide() is synchronous and never re-entered). */
 const scratch = new Findings();
-const toolWordsMemo = new BoundedCache<string>(65_536, 256);
-const actionWordsMemo = new BoundedCache<string>(65_536, 256);
 const actionWordForm = (actionType: string): string => actionType.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+/** Words of (tool, action type) pairs, by tool then action type (bounded: emptied when full). */
+let callWords = new Map<string, Map<string, string>>();
+let callWordsSize = 0;
+
+function wordsOf(tool: string, actionType: string): string {
+  let byAction = callWords.get(tool);
+  if (byAction === undefined) {
+    if (callWordsSize >= 65_536) {
+      callWords = new Map();
+      callWordsSize = 0;
+    }
+    byAction = new Map();
+    callWords.set(tool, byAction);
+  }
+  let words = byAction.get(actionType);
+  if (words === undefined) {
+    words = `${canonicalToolName(tool)}_${actionWordForm(actionType)}`;
+    if (tool.length <= 256 && actionType.length <= 256) {
+      byAction.set(actionType, words);
+      callWordsSize += 1;
+    }
+  }
+  return words;
+}
 
 /**
  * The version-2 findings of one call's tool and arguments (amounts of money
  * apart: money.ts). The list is scratch: read it before the next call.
  */
-export function callFindings(tool: string, actionType: string, args: unknown, execHint: boolean): readonly number[] {
+export function callFindings(tool: string, actionType: string, args: unknown, execHint: boolean, kind: ToolKind = toolKind(tool)): readonly number[] {
   scratch.reset();
-  const words = `${toolWordsMemo.get(tool, canonicalToolName)}_${actionWordsMemo.get(actionType, actionWordForm)}`;
-  toolFindings(scratch, tool, words, args, execHint);
+  toolFindings(scratch, tool, wordsOf(tool, actionType), args, execHint, kind);
   return scratch.list;
 }
