@@ -6,7 +6,8 @@
 #   install          resolve the broker jars (idempotent)
 #   start            install if needed, format storage if needed, start in the
 #                    background and wait until it answers a metadata request
-#                    (no-op if already running)
+#                    (no-op if already running; when another broker already
+#                    answers on KAFKA_PORT it is used, never started or stopped here)
 #   stop             clean shutdown (SIGTERM), SIGKILL after KAFKA_STOP_TIMEOUT
 #   restart          stop + start
 #   status           exit 0 if the broker process is running, 1 if not
@@ -283,7 +284,14 @@ do_start() {
     return 0
   fi
   do_install
-  if port_open "$KAFKA_PORT"; then die "127.0.0.1:$KAFKA_PORT is already in use by another process (set KAFKA_PORT)"; fi
+  if port_open "$KAFKA_PORT"; then
+    # A broker this script did not start already answers there (the user's own, another checkout's): use it, and never stop it.
+    if metadata_ready; then
+      say "a Kafka broker already answers on 127.0.0.1:$KAFKA_PORT (not started here): using it; 'stop' leaves it running"
+      return 0
+    fi
+    die "127.0.0.1:$KAFKA_PORT is already in use by another process that is not a Kafka broker (set KAFKA_PORT, and LEDGER_KAFKA_BROKERS to match)"
+  fi
   if port_open "$KAFKA_CONTROLLER_PORT"; then die "127.0.0.1:$KAFKA_CONTROLLER_PORT is already in use by another process (set KAFKA_CONTROLLER_PORT)"; fi
   mkdir -p "$STACK"
   [[ -s $LOG ]] && mv -f "$LOG" "$LOG.1"
