@@ -103,7 +103,7 @@ function scanObject(value: object, key: string, out: MoneyScan, depth: number, n
   const outer = out.currency;
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;
-    if (CURRENCY_KEY.test(name.toLowerCase().replace(/[^a-z0-9]/g, '')) && typeof object[name] === 'string') scan(object[name], name, out, depth + 1, nodes);
+    if (CURRENCY_KEY.test(keyMemo.get(name, normalizeKey)) && typeof object[name] === 'string') scan(object[name], name, out, depth + 1, nodes);
   }
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;

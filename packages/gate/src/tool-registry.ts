@@ -55,6 +55,11 @@ const CODE_WORDS = /(?:^|_)(?:python|code|repl|eval|interpreter|javascript|noteb
 const READ_WORDS = /(?:^|_)(?:read|view|cat|open|get_file|load|show)(?:_|$)/;
 const WRITE_WORDS = /(?:^|_)(?:write|create|save|put|append|upload|edit|patch|replace|insert|update|modify|overwrite|touch|mkdir|chmod|chown|set)(?:_|$)/;
 const DELETE_WORDS = /(?:^|_)(?:delete|remove|rm|unlink|destroy|drop|purge|wipe|erase|trash|terminate|truncate|uninstall|teardown|deprovision|kill)(?:_|$)/;
+const SCALING_WORDS = /(?:^|_)(?:scale|resize|autoscale|set_replicas|update_replicas|desired)(?:_|$)/;
+/** Verbs of an unknown tool's words, as bits: delete 1, write 2, scaling 4. */
+const verbsOf = (words: string): number => (DELETE_WORDS.test(words) ? 1 : 0) | (WRITE_WORDS.test(words) ? 2 : 0) | (SCALING_WORDS.test(words) ? 4 : 0);
+/** Verbs by words (the words of a tool and action type repeat call after call). */
+const verbMemo = new BoundedCache<number>(65_536, 1024);
 
 function kindOf(tool: string): ToolKind {
   const name = canonicalToolName(tool);
@@ -295,21 +300,21 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
     }
     default: {
       // Unknown tool: every string argument, by what it looks like.
-      const action: PathAction = DELETE_WORDS.test(actionWords) ? 'delete' : WRITE_WORDS.test(actionWords) ? 'write' : 'read';
+      const verbs = verbMemo.get(actionWords, verbsOf);
+      const action: PathAction = (verbs & 1) !== 0 ? 'delete' : (verbs & 2) !== 0 ? 'write' : 'read';
       if (execHint) {
         const line = commandLine(object);
         if (line !== null) findings.addAll(analyzeShell(line));
       }
       walk(object, '', (key, text) => inspectStringMemo(findings, key, text, action), 0, budget);
-      if (DELETE_WORDS.test(actionWords)) findings.add(R.structuredDestructive);
-      structured(findings, object, actionWords);
+      if ((verbs & 1) !== 0) findings.add(R.structuredDestructive);
+      structured(findings, object, (verbs & 4) !== 0);
     }
   }
 }
 
-/** Structured calls that say in fields what a command line would say in flags (`{replicas: 0}`). */
-function structured(findings: Findings, args: Record<string, unknown>, actionWords: string): void {
-  const scaling = /(?:^|_)(?:scale|resize|autoscale|set_replicas|update_replicas|desired)(?:_|$)/.test(actionWords);
+/** Structured calls that say in fields what a command line would say in flags (`{replicas: 0}`). `scaling`: the call's words name scaling. */
+function structured(findings: Findings, args: Record<string, unknown>, scaling: boolean): void {
   const budget = { n: 256 };
   const visit = (value: unknown, rawKey: string, depth: number): void => {
     if (depth > 6 || --budget.n < 0) return;
