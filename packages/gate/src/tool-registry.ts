@@ -139,9 +139,13 @@ function patchPaths(text: string): string[] {
   return out;
 }
 
+/** Scratch of urlFindings and of inspectStringMemo (their lists are copied into the memos; neither is re-entered). */
+const urlScratch = new Findings();
+const stringScratch = new Findings();
 /** Findings of the URLs in one string (remembered: URLs repeat). */
 const urlFindings = (text: string): readonly number[] => {
-  const local = new Findings();
+  const local = urlScratch;
+  local.reset();
   for (const url of urlsIn(text.trim())) touchUrl(local, url);
   return Object.freeze(local.list.slice());
 };
@@ -162,7 +166,8 @@ function inspectStringMemo(findings: Findings, key: string, text: string, action
   }
   const memo = stringMemos[ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
   const hit = memo.get(text, () => {
-    const local = new Findings();
+    const local = stringScratch;
+    local.reset();
     inspectString(local, key, text, action);
     return Object.freeze(local.list.slice());
   });
