@@ -69,16 +69,7 @@ export class WebhookChannel extends ChannelEvents implements ApprovalChannel, Al
       pending,
     });
     try {
-      const reply = await postJson({
-        channel: this.name,
-        url: this.#options.url,
-        headers: { [WEBHOOK_SIGNATURE_HEADER]: webhookSignature(this.#secret, body) },
-        body,
-        timeoutMs: this.#options.requestTimeoutMs ?? 10_000,
-        fetch: this.#fetch,
-        ignoreBody: true,
-      });
-      if (reply.status < 200 || reply.status > 299) throw new ChannelDown(this.name, `receiver answered HTTP ${reply.status}`);
+      await this.#postSigned(body);
     } catch (error) {
       this.#outstanding.discard(entry.shortId);
       throw error;
@@ -90,7 +81,11 @@ export class WebhookChannel extends ChannelEvents implements ApprovalChannel, Al
    * a pending approval; nothing is answered. @throws ChannelDown unless the receiver answers 2xx.
    */
   async alert(notice: EscalationNotice): Promise<void> {
-    const body = JSON.stringify({ kind: 'agent-ledger.escalation', text: describeEscalation(notice), escalation: notice });
+    await this.#postSigned(JSON.stringify({ kind: 'agent-ledger.escalation', text: describeEscalation(notice), escalation: notice }));
+  }
+
+  /** POSTs `body` to the receiver with its HMAC signature. @throws ChannelDown unless the receiver answers 2xx. */
+  async #postSigned(body: string): Promise<void> {
     const reply = await postJson({
       channel: this.name,
       url: this.#options.url,
