@@ -503,7 +503,7 @@ function plainCommand(text: string): ParsedScript | null {
         if (append) i++;
         while (text[i] === ' ' || text[i] === '\t') i++;
         const target = readWord();
-        if (target === null) return null;
+        if (target === null || (i < n && (text[i] === '<' || text[i] === '>'))) return null;
         redirects.push({ kind: 'write', target: plainWord(target.text), body: null });
       } else return null;
       continue;
@@ -517,6 +517,8 @@ function plainCommand(text: string): ParsedScript | null {
       while (text[i] === ' ' || text[i] === '\t') i++;
       const target = readWord();
       if (target === null) return null;
+      // A target running into another redirection (`<1>a`) may read as a file descriptor: the parser decides.
+      if (i < n && (text[i] === '<' || text[i] === '>')) return null;
       const kind: RedirectKind = op === '>' || op === '>>' ? 'write' : op === '<' ? 'read' : 'dup';
       redirects.push({ kind, target: plainWord(target.text), body: null });
       continue;
@@ -525,8 +527,8 @@ function plainCommand(text: string): ParsedScript | null {
     if (w === null) return null;
     // A word that runs into a redirection (`a2>f` is the word a2, then >f) or any other character the simple reading does not take.
     if (i < n && !/[ \t|&;<>]/.test(text[i] as string)) return null;
-    // A word of digits right before < or > may be a file descriptor (`12>f`): the parser decides.
-    if (i < n && /^[0-9]+$/.test(w.text) && !w.quoted && (text[i] === '<' || text[i] === '>')) return null;
+    // A word running into < or > (`12>f`, `a''1<1`) may end in a file descriptor: the parser decides.
+    if (i < n && (text[i] === '<' || text[i] === '>')) return null;
     words.push(w);
     expectCommand = false;
   }
