@@ -1,3 +1,5 @@
+import { CodedError } from './coded-error.js';
+
 /**
  * Operational error codes: outages, bugs, bad configuration and bad
  * arguments. They are never refusals. A refusal (ReasonCode) says the ledger
@@ -41,21 +43,9 @@ const RETRYABLE_BY_DEFAULT: ReadonlySet<OperationalCode> = new Set([OperationalC
  * {@link OperationalCode}, never a ReasonCode; `retryable` travels with it
  * across process boundaries like LedgerError's.
  */
-export class OperationalError<C extends OperationalCode = OperationalCode> extends Error {
-  readonly code: C;
-  readonly retryable: boolean;
-  override readonly cause: unknown;
-
+export class OperationalError<C extends OperationalCode = OperationalCode> extends CodedError<C> {
   constructor(code: C, message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
-    super(message);
+    super(code, message, options.retryable ?? RETRYABLE_BY_DEFAULT.has(code), options.cause);
     this.name = 'OperationalError';
-    this.code = code;
-    this.retryable = options.retryable ?? RETRYABLE_BY_DEFAULT.has(code);
-    this.cause = options.cause;
-  }
-
-  /** The wire form used by the API and the CLI's `--json` output. */
-  toJSON(): { code: C; message: string; retryable: boolean } {
-    return { code: this.code, message: this.message, retryable: this.retryable };
   }
 }
