@@ -25,6 +25,8 @@ const PROPOSALS = Number(process.env.BENCH_RSS_PROPOSALS ?? 50_000);
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = join(root, 'services/ledger/bin/ledger.js');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Progress on stderr, so a slow step shows where it is.
+const progress = (message) => process.stderr.write(`[bench ${new Date().toISOString()}] ${message}\n`);
 
 function freePort() {
   return new Promise((resolve) => {
@@ -89,6 +91,7 @@ function proposalOf(agent, n) {
       }
     }
   }
+  progress(`published ${ENTRIES} proposals to intake`);
   // Wait until all are sequenced (offsets include one commit marker per transaction).
   for (;;) {
     const end = await sizeOf().catch(() => 0n);
@@ -103,6 +106,7 @@ function proposalOf(agent, n) {
         }
       }
     }
+    progress(`events partition end offset ${end}`);
     await sleep(1000);
   }
   const filled = (performance.now() - t0) / 1000;
