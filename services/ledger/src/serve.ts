@@ -242,6 +242,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   if (gate !== undefined) {
     await gate.start();
     const g = gate;
+    for (const [kp, c] of g.catchUp) log(`gate: events partition ${kp} caught up from offset ${c.from} (${c.read} entries read)`);
     stops.push(() => g.stop());
     new Gauge({ name: 'ledger_grant_suggestions_total', help: 'grant.suggested statements signed by this gate (identical approvals an admin may turn into a grant)', registers: [registry], collect() { this.set(g.counters.grantSuggestions); } });
     new Gauge({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { for (const [approver, n] of g.rubberStamps) this.set({ approver }, n); } });

@@ -29,25 +29,10 @@ import { admitsProposal, evolve, initialState, lifeEntryOf, oldestOpenMs, type L
 /** A bundle line is the entry record with `"kind":"entry",` added: what verify-chain counts. */
 const LINE_KIND_BYTES = 15;
 import type { SignaturePool } from './signature-pool.js';
+import { newestCheckpoint, type CheckpointRecord } from './checkpoint-record.js';
 
-/** Checkpoint-topic offsets read back from its end to find the newest checkpoint (each checkpoint takes two: record and commit marker). */
-const CHECKPOINT_TAIL = 64;
 /** Extra time read back before the replay window, for clock skew between the sequencer and the broker's record timestamps. */
-const WINDOW_MARGIN_MS = 60_000;
-
-/**
- * A record of the checkpoints topic: the signed note, and what a restarted
- * sequencer resumes from (the chain head and, on an events partition, the
- * sequencing time of the oldest proposal still open then, null when none).
- */
-interface CheckpointRecord {
-  readonly partition: number;
-  readonly size: number;
-  readonly note: string;
-  readonly head?: ChainHead;
-  readonly sealedAt?: string;
-  readonly lifeFromMs?: number | null;
-}
+export const WINDOW_MARGIN_MS = 60_000;
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
@@ -239,19 +224,6 @@ export class PartitionSequencer {
     this.#stale = false;
   }
 
-  /** The newest checkpoint record of this partition (read from the topic's tail), if any. */
-  async #newestCheckpoint(): Promise<CheckpointRecord | undefined> {
-    const topic = this.#settings.topics.checkpoints;
-    const end = BigInt((await this.#bus.endOffsets(topic)).get(this.partition) ?? '0');
-    const from = end > BigInt(CHECKPOINT_TAIL) ? end - BigInt(CHECKPOINT_TAIL) : 0n;
-    let newest: CheckpointRecord | undefined;
-    for await (const record of this.#bus.readRange(topic, this.partition, from.toString())) {
-      const cp = JSON.parse(record.value.toString('utf8')) as CheckpointRecord;
-      if (newest === undefined || cp.size >= newest.size) newest = cp;
-    }
-    return newest;
-  }
-
   /**
    * Resumes from the newest checkpoint's chain head; the number of entries
    * read, or undefined when there is no usable head (no checkpoint yet, one
@@ -261,7 +233,7 @@ export class PartitionSequencer {
   async #recoverFromCheckpoint(): Promise<number | undefined> {
     const freshnessMs = this.#authorityView?.current().state.config?.freshnessMs;
     if (freshnessMs === undefined) return undefined;
-    const newest = await this.#newestCheckpoint();
+    const newest = await newestCheckpoint(this.#bus, this.#settings.topics.checkpoints, this.partition);
     const head = newest?.head;
     if (newest === undefined || head === undefined || head.size !== newest.size || newest.sealedAt === undefined) return undefined;
     // Without the time of its oldest open proposal the checkpoint cannot tell how far back the open set reaches.
