@@ -30,4 +30,5 @@ export { HostAllowList } from './api/host-allow-list.js';
 export { RateLimiter, rateSettingsFrom } from './api/rate-limit.js';
 export type { RateSettings } from './api/rate-limit.js';
 export { StatementTracker } from './api/statement-status.js';
+export { ChunkedTree } from './api/log-index.js';
 export type { StatementStatus } from './api/statement-status.js';

@@ -287,8 +287,11 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     });
   }
   if (has('api')) {
-    const logIndex = new LogIndex(bus, topics);
+    // Starts from the projection's verified heads (Postgres), then follows the log from the offsets stored with them.
+    const logIndex = new LogIndex(bus, topics, { pool });
     await logIndex.start(topics.group(`api-${process.pid}`));
+    const indexStart = logIndex.started;
+    if (indexStart !== undefined) log(`api: log index started from the ${indexStart.from} (${[...indexStart.loaded].map(([p, n]) => `${p}:${n}`).join(' ') || 'nothing'} entries loaded) in ${indexStart.ms} ms`);
     const api = await buildApi({
       bus,
       pool,
