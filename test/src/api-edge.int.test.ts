@@ -113,6 +113,15 @@ describe('the HTTP edge', () => {
     assertTyped(await post(gzipSync(text), { 'content-encoding': 'gzip' }), 415, 'BAD_ARGUMENT', 'gzip body');
     assertTyped(await post(text, { 'content-encoding': 'br' }), 415, 'BAD_ARGUMENT', 'brotli label');
     assertTyped(await raw(base, '/v1/pending', { headers: { 'content-encoding': 'deflate' } }), 415, 'BAD_ARGUMENT', 'encoded GET');
+
+    // Refused before the body was read (content type, size): recorded like the rest, under the sender's budget.
+    const topics = topicNames(home.config.topicPrefix);
+    const onTopic = await eventually(async () => {
+      const found: string[] = [];
+      for await (const r of bus.readRange(topics.refusal('SCHEMA_INVALID'), 0, '0')) found.push(r.value.toString());
+      return found.some((r) => r.includes('content type must be application/json')) && found.some((r) => r.includes('body too large')) ? found : undefined;
+    }, 30_000, 'the wrong content type and the oversize body on the SCHEMA_INVALID refusal topic');
+    assert.ok(onTopic.length >= 3);
   });
 
   test('a foreign Host header is refused on the API and its pages (DNS rebinding); loopback names on its port are served', async () => {
