@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { LedgerError, OperationalError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Registry, Counter, Gauge, collectDefaultMetrics } from 'prom-client';
 import { createKafkaBus, type LogBus, WriterFencedError } from '@agent-ledger/kafka';
 import { createPool, ensureDatabase, isPostgresUnavailable, migrate } from '@agent-ledger/store';
 import { AuthorityFollower } from './authority-follower.js';
 import { buildApi, DEFAULT_RATE_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT } from './api/server.js';
-import { rateSettingsFrom } from './api/rate-limit.js';
+import { rateSettingsFrom, type RateSettings } from './api/rate-limit.js';
 import { DependencyWatch, retrying } from './dependency-watch.js';
 import { LogIndex } from './api/log-index.js';
 import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
@@ -97,6 +97,34 @@ function screenerOf(config: HomeConfig): Screener {
 function confirmationChannels(config: HomeConfig): ('cli' | 'web' | 'telegram' | 'discord' | 'webhook')[] {
   const chat = (['telegram', 'discord', 'webhook'] as const).filter((name) => config.channels?.[name] !== undefined);
   return ['cli', 'web', ...chat];
+}
+
+/**
+ * The API's Host allow-list, rate limits and backlog bound: from the
+ * installation config's `api` section, each overridden by its environment
+ * variable when that is set. A bad value is BAD_CONFIGURATION at start.
+ */
+export function apiEdgeSettings(config: HomeConfig, env: NodeJS.ProcessEnv = process.env): { allowedHosts: readonly string[]; rateLimit: RateSettings; refusalRecordLimit: RateSettings; maxBacklogMs?: number } {
+  const hostsText = env.LEDGER_API_HOSTS;
+  const backlogText = env.LEDGER_API_MAX_BACKLOG_MS;
+  let maxBacklogMs = config.api?.maxBacklogMs;
+  if (backlogText !== undefined && backlogText !== '') {
+    maxBacklogMs = Number(backlogText);
+    if (!Number.isSafeInteger(maxBacklogMs) || maxBacklogMs < 100) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `LEDGER_API_MAX_BACKLOG_MS: expected whole milliseconds >= 100, got ${backlogText}`);
+  }
+  const rate = (name: string, configured: RateSettings | undefined, fallback: RateSettings): RateSettings => {
+    try {
+      return rateSettingsFrom(env[name], configured ?? fallback, name);
+    } catch (err) {
+      throw new OperationalError(OperationalCode.BAD_CONFIGURATION, (err as Error).message);
+    }
+  };
+  return {
+    allowedHosts: hostsText !== undefined && hostsText !== '' ? hostsText.split(',') : (config.api?.hosts ?? []),
+    rateLimit: rate('LEDGER_API_RATE_LIMIT', config.api?.rateLimit, DEFAULT_RATE_LIMIT),
+    refusalRecordLimit: rate('LEDGER_API_REFUSAL_RECORD_LIMIT', config.api?.refusalRecordLimit, DEFAULT_REFUSAL_RECORD_LIMIT),
+    ...(maxBacklogMs === undefined ? {} : { maxBacklogMs }),
+  };
 }
 
 function log(message: string): void {
@@ -297,10 +325,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       pool,
       pgUrl: config.pgUrl,
       dependencies: () => watch.status(),
-      allowedHosts: (process.env.LEDGER_API_HOSTS ?? '').split(','),
-      rateLimit: rateSettingsFrom(process.env.LEDGER_API_RATE_LIMIT, DEFAULT_RATE_LIMIT, 'LEDGER_API_RATE_LIMIT'),
-      refusalRecordLimit: rateSettingsFrom(process.env.LEDGER_API_REFUSAL_RECORD_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT, 'LEDGER_API_REFUSAL_RECORD_LIMIT'),
-      ...(process.env.LEDGER_API_MAX_BACKLOG_MS === undefined ? {} : { maxBacklogMs: Number(process.env.LEDGER_API_MAX_BACKLOG_MS) }),
+      ...apiEdgeSettings(config),
       log,
       follower,
       logIndex,
