@@ -146,12 +146,16 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     await leadersElected(bus, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
   });
   // A connection whose backend is terminated (pg_terminate_backend, a restart) fails its query and is dropped; never an unhandled 'error'.
+  const usesPostgres = roles.includes('api') || roles.includes('projector');
   const pool = createPool(config.pgUrl, { max: 10, onError: (err) => log(`postgres: connection lost: ${err.message}`) });
   try {
-    await retrying('postgres', log, async () => {
-      await ensureDatabase(config.pgUrl);
-      await migrate(pool);
-    }, isPostgresUnavailable);
+    // Only the API and the projector use Postgres: a sequencer, gate or timer process starts without waiting for it.
+    if (usesPostgres) {
+      await retrying('postgres', log, async () => {
+        await ensureDatabase(config.pgUrl);
+        await migrate(pool);
+      }, isPostgresUnavailable);
+    }
   } catch (err) {
     await pool.end().catch(() => undefined);
     await bus.close();
@@ -160,7 +164,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const watch = new DependencyWatch(bus, pool, topics.intake, log);
+  const watch = new DependencyWatch(bus, usesPostgres ? pool : undefined, topics.intake, log);
   watch.start();
   watch.register(registry);
   const operationalErrors = new Counter({ name: 'ledger_role_operational_errors_total', help: 'Operational failures a role rode out (retried), by role and operational code', labelNames: ['role', 'code'], registers: [registry] });

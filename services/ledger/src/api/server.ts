@@ -37,7 +37,7 @@ import { registerApprovalRoutes } from './approval-page.js';
 import { DecisionListener } from './decision-listener.js';
 import { HostAllowList } from './host-allow-list.js';
 import { RateLimiter, type RateSettings } from './rate-limit.js';
-import { StatementTracker } from './statement-status.js';
+import { StatementTracker, sequencedStatus } from './statement-status.js';
 import { REFUSED_DETAIL_HEADER, REFUSED_HEADER } from '../sequencer/partition-sequencer.js';
 
 /** What the API needs from the rest of the process. */
@@ -386,8 +386,9 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   app.get<{ Params: { id: string } }>('/v1/statements/:id', async (req) => {
     const id = req.params.id;
     if (!STATEMENT_ID.test(id)) throw badArgument('a statement id is a lower-case UUIDv7');
-    const status = tracker.status(id);
-    if (status === undefined) throw notFound(`statement ${id} was not submitted to this API (or its outcome is no longer kept)`);
+    // This process's own record first (pending, refused, rejected), else the projection (any API process, any age).
+    const status = tracker.status(id) ?? (await sequencedStatus(deps.pool, id));
+    if (status === undefined) throw notFound(`statement ${id} is not on the log, and this API did not accept or refuse it (or no longer keeps its outcome)`);
     return { id, ...status };
   });
 
