@@ -210,7 +210,8 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       ...(signatures === undefined ? {} : { signatures }),
     };
     for (const p of partitions) sequencers.push(new PartitionSequencer(p, bus, settings, follower));
-    // Partition 0 first: the others judge keys by the authority stream it writes.
+    // Every writer at once (each fences its predecessor), then partition 0 first: the others judge keys by the authority stream it writes.
+    await Promise.all(sequencers.map((s) => s.open()));
     const authority = sequencers.find((s) => s.partition === 0);
     if (authority !== undefined) await authority.start();
   }

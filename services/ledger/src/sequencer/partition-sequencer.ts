@@ -191,9 +191,20 @@ export class PartitionSequencer {
 
   /** Takes over the partition: fences older writers, then rebuilds state from the committed log. */
   async start(): Promise<void> {
+    await this.open();
+    await this.#recover();
+  }
+
+  /**
+   * Takes the transactional id (fencing older writers) without recovering
+   * yet: a process opens every partition's writer at once, then recovers
+   * partition 0 before the events partitions that judge keys by it.
+   * {@link start} calls it; calling it first is optional.
+   */
+  async open(): Promise<void> {
+    if (this.#writer !== undefined) return;
     this.#writer = await this.#bus.writer(this.transactionalId);
     this.#committer = new ChunkedCommitter(this.#writer, { groupId: this.#settings.topics.group('sequencer'), topic: this.#settings.topics.intake, partition: this.partition });
-    await this.#recover();
   }
 
   /** How the last recovery went (shown on /metrics and in the bench). */
