@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import * as core from '@agent-ledger/core';
 import { createKafkaBus } from '@agent-ledger/kafka';
-import { entryLocation, initHome, topicNames } from '@agent-ledger/ledger';
+import { entryLocation, initHome, topicNames, verifyReceipt } from '@agent-ledger/ledger';
 
 const ENTRIES = Number(process.env.BENCH_RECOVERY_ENTRIES ?? 100_000);
 const PROPOSALS = Number(process.env.BENCH_RSS_PROPOSALS ?? 50_000);
@@ -213,8 +213,9 @@ function proposalOf(agent, n) {
   // A receipt of an early entry: its proof comes from the bounded index, the old chunk's leaves read back.
   const receipt = await until('a receipt of entry 5', async () => {
     const r = await fetch(`${base}/v1/receipts/${p}/5`);
-    return r.status === 200 ? r.json() : undefined;
+    return r.status === 200 ? r.text() : undefined;
   });
+  const receiptVerdict = verifyReceipt(receipt, home.trustRoot);
   await kill(api2);
   await kill(restarted);
   await bus.close();
@@ -224,6 +225,6 @@ function proposalOf(agent, n) {
   const caughtUp = pipelineLog.split('\n').filter((l) => / gate: events partition /.test(l)).map((l) => l.replace(/^\[[^\]]*\] /, ''));
   const indexed = /log index started from .*$/m.exec(apiLog)?.[0] ?? '?';
   console.log(`restart of the pipeline on that log (${entries} events offsets): serving ${served.toFixed(1)} s after start; ${recovered.join('; ')}; ${caughtUp.join('; ')}`);
-  console.log(`restart of the API: ready ${ready.toFixed(1)} s after start; ${indexed}; receipt of entry ${p}/5 with a ${receipt.inclusionProof.length}-hash proof`);
+  console.log(`restart of the API: ready ${ready.toFixed(1)} s after start; ${indexed}; receipt of entry ${p}/5 with a ${JSON.parse(receipt).inclusionProof.length}-hash proof: ${receiptVerdict.ok ? 'verifies' : `FAILS (${receiptVerdict.message})`}`);
 }
 process.exit(0);

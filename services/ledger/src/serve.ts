@@ -38,6 +38,8 @@ export interface RunningLedger {
   readonly gate: GateWorker | undefined;
   readonly projector: Projector | undefined;
   readonly apiUrl: string | undefined;
+  /** The API's log index, when the api role runs here. */
+  readonly logIndex: LogIndex | undefined;
   /** The notify role (chat approval channels), when it runs here. */
   readonly notifier: NotifierRole | undefined;
   /** URL receivers POST signed webhook answers to, when the notify role listens for them. */
@@ -178,6 +180,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   let gate: GateWorker | undefined;
   let projector: Projector | undefined;
   let apiUrl: string | undefined;
+  let apiIndex: LogIndex | undefined;
   let notifier: NotifierRole | undefined;
   let webhookCallbackUrl: string | undefined;
   const has = (role: ServeRole): boolean => roles.includes(role);
@@ -323,6 +326,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     // Starts from the projection's verified heads (Postgres), then follows the log from the offsets stored with them.
     const logIndex = new LogIndex(bus, topics, { pool });
     await logIndex.start(topics.group(`api-${process.pid}`));
+    apiIndex = logIndex;
     const indexStart = logIndex.started;
     if (indexStart !== undefined) log(`api: log index started from the ${indexStart.from} (${[...indexStart.loaded].map(([p, n]) => `${p}:${n}`).join(' ') || 'nothing'} entries loaded) in ${indexStart.ms} ms`);
     const api = await buildApi({
@@ -362,5 +366,5 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     return stopping;
   };
   log(`serving roles: ${roles.join(', ')}`);
-  return { bus, pool, sequencers, follower, gate, projector, apiUrl, notifier, webhookCallbackUrl, fatal, stop: stopAll };
+  return { bus, pool, sequencers, follower, gate, projector, apiUrl, logIndex: apiIndex, notifier, webhookCallbackUrl, fatal, stop: stopAll };
 }

@@ -275,8 +275,9 @@ export class LogIndex {
 
   #addEntry(ledgerPartition: number, raw: Buffer, offset: string): void {
     const index = this.#partition(ledgerPartition);
-    index.next = (BigInt(offset) + 1n).toString();
+    // Parsed first: a record that does not parse fails the batch and is delivered again, never skipped.
     const entry = parseEntry(raw);
+    index.next = (BigInt(offset) + 1n).toString();
     if (entry.index !== index.tree.size) return; // redelivery of what is already indexed
     index.tree.append(fromHex(entry.hash, 32), Number(offset));
     index.recent.set(entry.index, raw.toString('utf8'));
