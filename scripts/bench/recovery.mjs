@@ -17,12 +17,12 @@
 // Every wait has a deadline (BENCH_WAIT_S, default 300 s): a stuck step fails
 // with what it was waiting for instead of printing nothing.
 // Needs `bash scripts/kafka.sh start` and Postgres.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import * as core from '@agent-ledger/core';
 import { createKafkaBus } from '@agent-ledger/kafka';
@@ -131,10 +131,21 @@ function proposalOf(agent, n) {
   const served = await until('the restarted sequencer to sequence a new statement', async () => ((await sizeOf()) > endBefore ? (performance.now() - started) / 1000 : undefined), 20);
   await sleep(300);
   await kill(sequencer);
+  // Baselines in this run (the machine is shared: compare ratios): a process that only loads the
+  // service's code, and a plain read of the same partition from offset 0.
+  const loadStarted = performance.now();
+  spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(join(root, 'services/ledger/dist/src/serve.js')).href)})`]);
+  const loadOnly = (performance.now() - loadStarted) / 1000;
+  const readStarted = performance.now();
+  let rawRead = 0;
+  for await (const _ of bus.readRange(topic, partition, '0')) rawRead++;
+  const readOnly = (performance.now() - readStarted) / 1000;
   await bus.close();
   const log = readFileSync(join(home.dir, 'sequencer-restart.log'), 'utf8');
   const recovered = /sequencer \d+: recovered from ([^(]+)\((\d+) entries; (\d+) read in (\d+) ms\)/.exec(log.split('\n').filter((l) => l.includes(`sequencer ${p}: recovered`)).join('\n'));
   console.log(`sequencer restart on a log of ${ENTRIES} entries (filled in ${filled.toFixed(0)} s): serving ${served.toFixed(1)} s after the new process started (target < 5 s); recovered from ${recovered?.[1]?.trim() ?? '?'}: ${recovered?.[3] ?? '?'} entries read back in ${recovered?.[4] ?? '?'} ms`);
+  const recoveryS = Number(recovered?.[4] ?? NaN) / 1000;
+  console.log(`  baselines in this run: loading the service's code alone ${loadOnly.toFixed(1)} s; a plain read of the partition's ${rawRead} records ${readOnly.toFixed(1)} s; recovery / plain read ${(recoveryS / readOnly).toFixed(2)}; serving / (load + plain read) ${(served / (loadOnly + readOnly)).toFixed(2)}`);
 }
 
 // 2. API RSS over many proposals.
