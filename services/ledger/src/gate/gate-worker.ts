@@ -32,8 +32,7 @@ import { LATEST_RULES_VERSION, type GateState } from '@agent-ledger/gate';
 import { RulesScreener, type Screener } from '@agent-ledger/screen';
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
-import { newestCheckpoint } from '../sequencer/checkpoint-record.js';
-import { WINDOW_MARGIN_MS } from '../sequencer/partition-sequencer.js';
+import { openProposalsStart } from '../sequencer/checkpoint-record.js';
 
 export { DEFAULT_DEADLINES_MS };
 
@@ -153,12 +152,7 @@ export class GateWorker {
 
   /** Where the catch-up of events Kafka partition `kp` starts (see {@link #catchUp}). */
   async #catchUpFrom(kp: number, committed: string | null): Promise<string> {
-    const topic = this.#settings.topics.events;
-    const checkpoint = await newestCheckpoint(this.#bus, this.#settings.topics.checkpoints, ledgerPartitionOf(this.#settings.topics, topic, kp));
-    const sealedAtMs = checkpoint?.sealedAt === undefined ? Number.NaN : Date.parse(checkpoint.sealedAt);
-    if (checkpoint?.lifeFromMs === undefined || !Number.isFinite(sealedAtMs)) return '0';
-    const fromMs = Math.max(0, Math.min(sealedAtMs, checkpoint.lifeFromMs ?? sealedAtMs) - WINDOW_MARGIN_MS);
-    const byTime = (await this.#bus.offsetsForTime(topic, fromMs)).get(kp) ?? '0';
+    const byTime = await openProposalsStart(this.#bus, this.#settings.topics, kp);
     return committed !== null && BigInt(committed) < BigInt(byTime) ? committed : byTime;
   }
 

@@ -29,10 +29,8 @@ import { admitsProposal, evolve, initialState, lifeEntryOf, oldestOpenMs, type L
 /** A bundle line is the entry record with `"kind":"entry",` added: what verify-chain counts. */
 const LINE_KIND_BYTES = 15;
 import type { SignaturePool } from './signature-pool.js';
-import { newestCheckpoint, type CheckpointRecord } from './checkpoint-record.js';
+import { WINDOW_MARGIN_MS, newestCheckpoint, type CheckpointRecord } from './checkpoint-record.js';
 
-/** Extra time read back before the replay window, for clock skew between the sequencer and the broker's record timestamps. */
-export const WINDOW_MARGIN_MS = 60_000;
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
