@@ -40,6 +40,7 @@ const WAIT_S = Number(process.env.BENCH_WAIT_S ?? 300);
 async function until(what, check, everyMs = 200) {
   const deadline = Date.now() + WAIT_S * 1000;
   for (;;) {
+    if (crashed.length > 0) throw new Error(`bench: a role process ended while waiting for ${what}: ${crashed.join(', ')}`);
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`bench: gave up after ${WAIT_S} s waiting for ${what}`);
@@ -62,11 +63,18 @@ async function freshHome() {
   return initHome(mkdtempSync(join(tmpdir(), 'ledger-bench-')), { origin: `ledger.bench/${id}`, eventPartitions: 2, topicPrefix: `r${id}`, pgUrl: `postgres://postgres@127.0.0.1:5432/ledger_r${id}`, apiPort: await freePort() });
 }
 
+/** Role processes that ended on their own (a crash): every wait fails at once naming them. */
+const crashed = [];
+
 function startRoles(home, roles, name, env = {}) {
-  const log = createWriteStream(join(home.dir, `${name}.log`), { flags: 'a' });
+  const logPath = join(home.dir, `${name}.log`);
+  const log = createWriteStream(logPath, { flags: 'a' });
   const child = spawn(process.execPath, [bin, 'serve', '--home', home.dir, '--target', ...roles], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
+  child.once('exit', (code, signal) => {
+    if (signal !== 'SIGKILL') crashed.push(`${name} (exit ${code ?? signal}; see ${logPath})`);
+  });
   return child;
 }
 
