@@ -65,6 +65,11 @@ async function freshHome() {
 
 /** Role processes that ended on their own (a crash): every wait fails at once naming them. */
 const crashed = [];
+/** Role processes started, killed when the bench ends however it ends. */
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
 
 function startRoles(home, roles, name, env = {}) {
   const logPath = join(home.dir, `${name}.log`);
@@ -72,7 +77,9 @@ function startRoles(home, roles, name, env = {}) {
   const child = spawn(process.execPath, [bin, 'serve', '--home', home.dir, '--target', ...roles], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
+  children.add(child);
   child.once('exit', (code, signal) => {
+    children.delete(child);
     if (signal !== 'SIGKILL') crashed.push(`${name} (exit ${code ?? signal}; see ${logPath})`);
   });
   return child;
