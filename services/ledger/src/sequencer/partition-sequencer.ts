@@ -31,7 +31,6 @@ const LINE_KIND_BYTES = 15;
 import type { SignaturePool } from './signature-pool.js';
 import { WINDOW_MARGIN_MS, newestCheckpoint, type CheckpointRecord } from './checkpoint-record.js';
 
-
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
 
@@ -41,8 +40,8 @@ export const REFUSED_HEADER = 'ledger-refused';
 export const REFUSED_DETAIL_HEADER = 'ledger-refused-detail';
 
 /**
- * Headers the sequencer puts on every entry record it writes: the
- * statement's id, its sequencing time (ms) and its statement hash. A
+ * Headers the sequencer puts on every entry record it writes: the entry's
+ * index, the statement's id, its sequencing time (ms) and its statement hash. A
  * restarted sequencer rebuilds its replay window from them without decoding
  * the entry, and its proposal-life state without hashing it again. They are
  * this sequencer's own committed output, read back only by it; an entry
