@@ -13,7 +13,7 @@ export type StatementStatus =
  * An admitted statement whose outcome is forgotten (or that another API
  * process accepted) is still found in the projection ({@link sequencedStatus}).
  */
-export const MAX_OUTCOMES = 32_768;
+export const MAX_OUTCOMES = 8_192;
 
 interface Pending {
   readonly acceptedAtMs: number;
