@@ -15,7 +15,8 @@ export type { TopicNames } from './topics.js';
 export { Projector } from './projector/projector.js';
 export { PartitionSequencer } from './sequencer/partition-sequencer.js';
 export { admit } from './sequencer/admission.js';
-export { ocsfRecord } from './siem/siem-exporter.js';
+export { ocsfRecord, OCSF_REQUIRED } from './siem/siem-exporter.js';
+export type { AttemptedOperation } from './siem/siem-exporter.js';
 export { exportCommand } from './commands/export.js';
 export { prng } from './demo/scenarios.js';
 export { fatigueSettingsFromEnv } from './gate/fatigue.js';
@@ -31,3 +32,22 @@ export { RateLimiter, rateSettingsFrom } from './api/rate-limit.js';
 export type { RateSettings } from './api/rate-limit.js';
 export { StatementTracker } from './api/statement-status.js';
 export type { StatementStatus } from './api/statement-status.js';
+export { openApiDocument } from './api/openapi.js';
+export {
+  AcceptedSchema,
+  CheckpointSchema,
+  ConsistencySchema,
+  DecisionAnswerSchema,
+  EnforcementListSchema,
+  ErrorBodySchema,
+  GrantListSchema,
+  HealthSchema,
+  PendingListSchema,
+  ProposalDetailSchema,
+  ReadySchema,
+  ReceiptSchema,
+  RefusalMetricsSchema,
+  StatementStatusSchema,
+} from './api/wire-schemas.js';
+export { OperatorMetrics, APPROVAL_LATENCY_BUCKETS } from './api/operator-metrics.js';
+export { ledgerLogLevel, loggerFor } from './logging.js';

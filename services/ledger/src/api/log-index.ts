@@ -33,6 +33,8 @@ interface PartitionIndex {
   /** The newest entry records (JSON text) by index, oldest first. */
   readonly recent: Map<number, string>;
   checkpoints: { size: number; note: string }[];
+  /** When the newest checkpoint was sealed (Unix ms, from its record), if the record says. */
+  sealedAtMs?: number;
 }
 
 /** Told about every entry as it is indexed, in log order per partition. */
@@ -112,8 +114,12 @@ export class LogIndex {
         onBatch: async (batch) => {
           const index = this.#partition(batch.partition);
           for (const record of batch.records) {
-            const cp = JSON.parse(record.value.toString('utf8')) as { size: number; note: string };
-            if (cp.size > (index.checkpoints.at(-1)?.size ?? 0)) index.checkpoints.push({ size: cp.size, note: cp.note });
+            const cp = JSON.parse(record.value.toString('utf8')) as { size: number; note: string; sealedAt?: unknown };
+            if (cp.size > (index.checkpoints.at(-1)?.size ?? 0)) {
+              index.checkpoints.push({ size: cp.size, note: cp.note });
+              const sealedAt = typeof cp.sealedAt === 'string' ? Date.parse(cp.sealedAt) : Number.NaN;
+              if (Number.isFinite(sealedAt)) index.sealedAtMs = sealedAt;
+            }
           }
         },
       }),
@@ -123,6 +129,16 @@ export class LogIndex {
   /** The newest checkpoint of a partition. */
   latestCheckpoint(partition: number): { size: number; note: string } | undefined {
     return this.#partitions.get(partition)?.checkpoints.at(-1);
+  }
+
+  /** When the newest checkpoint of a partition was sealed (Unix ms), when known. */
+  latestSealedAt(partition: number): number | undefined {
+    return this.#partitions.get(partition)?.sealedAtMs;
+  }
+
+  /** Ledger partitions this index has seen entries or checkpoints of. */
+  partitions(): number[] {
+    return [...this.#partitions.keys()].sort((a, b) => a - b);
   }
 
   /** Checkpoints of a partition, oldest first. */
