@@ -23,6 +23,7 @@ import {
 } from './commands/grant-admin.js';
 import { keyCosignCommand, keyListCommand, keyRegisterCommand, keyRevokeCommand, keySubmitCommand, type KeyRegisterOptions, type KeyWriteOptions } from './commands/key-admin.js';
 import type { AdminOptions } from './commands/admin.js';
+import { cliVersion, configureUsageErrors } from './cli-usage.js';
 
 function wholeNumber(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number');
@@ -42,10 +43,8 @@ const run =
 
 const program = new Command('ledger')
   .description('Signed, hash-chained audit ledger and action firewall for AI agents')
-  .exitOverride()
-  // A usage error is one typed line (BAD_ARGUMENT, exit 2) and a pointer to --help, never a stack trace.
-  .configureOutput({ outputError: (text, write) => write(`ledger: BAD_ARGUMENT: ${text.replace(/^error: /, '')}`) })
-  .showHelpAfterError('(run with --help for usage)');
+  .version(cliVersion(), '-V, --version', 'print the version')
+  .exitOverride();
 
 program
   .command('verify-chain')
@@ -314,12 +313,28 @@ program
   .action(run((opts: RotateRootOptions) => rotateRootCommand(opts)));
 
 program
+  .command('status')
+  .description('which roles run, whether the broker and Postgres answer, the lag, and the newest checkpoint of every partition (exit 1 when something is down)')
+  .option('--home <dir>', 'installation directory')
+  .option('--api <url>', "API base URL (default: the installation's)")
+  .option('--json', 'print one JSON object')
+  .action(run(async (opts: { home?: string; api?: string; json?: boolean }) => (await import('./commands/status.js')).statusCommand(opts)));
+
+program
+  .command('doctor')
+  .description('check the installation (files, keys, trust root, broker, Postgres, API, clocks) and say how to fix what is wrong (exit 1 when a check fails)')
+  .option('--home <dir>', 'installation directory')
+  .option('--json', 'print one JSON object')
+  .action(run(async (opts: { home?: string; json?: boolean }) => (await import('./commands/doctor.js')).doctorCommand(opts)));
+
+program
   .command('schemas')
   .description('write the JSON Schemas generated from the statement types')
   .requiredOption('--out <dir>', 'directory')
   .option('--check', 'fail when the files on disk differ')
   .action(run((opts: { out: string; check?: boolean }) => schemasCommand(opts)));
 
+configureUsageErrors(program);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
@@ -336,4 +351,4 @@ try {
 }
 process.exitCode = exitCode;
 // Kafka and Postgres clients may hold the event loop open after a command finishes.
-if (process.argv[2] === 'serve') process.exit(exitCode);
+if (['serve', 'status', 'doctor'].includes(process.argv[2] ?? '')) process.exit(exitCode);

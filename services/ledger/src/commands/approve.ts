@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createLogUpdate } from 'log-update';
 import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { LedgerClient } from '@agent-ledger/client';
 import {
@@ -233,6 +234,28 @@ function serviceKeysOf(home: LedgerHome): Set<string> {
   return new Set(home.genesis().statement.body.keys.filter((k) => k.roles.includes('service') || k.roles.includes('gate')).map((k) => k.keyId));
 }
 
+/** Lines of the live queue at `nowMs`. */
+function queueLines(items: readonly PendingItem[], nowMs: number): string[] {
+  const lines = items.length === 0 ? ['nothing is waiting for a human'] : items.flatMap((i) => describe(i, nowMs));
+  lines.push('(Ctrl-C to stop; answer with: ledger approve --approve ID | --deny ID)');
+  return lines;
+}
+
+/**
+ * The live countdown's screen on a terminal stream: each frame replaces the
+ * previous one in place. Lines longer than the terminal are wrapped at its
+ * width (the stream's `columns`, read at every frame) and the erase counts
+ * those wrapped rows, so a wrapped line leaves no stale copy behind
+ * (log-update). Frames taller than the terminal are clipped to its height.
+ */
+export function countdownScreen(stream: NodeJS.WriteStream): { draw(items: readonly PendingItem[], nowMs: number): void; done(): void } {
+  const update = createLogUpdate(stream, { showCursor: true });
+  return {
+    draw: (items, nowMs) => update(queueLines(items, nowMs).join('\n')),
+    done: () => update.done(),
+  };
+}
+
 /**
  * Prints the queue with a live countdown while stdout is a terminal
  * (redrawn every second, the queue re-read every two), until the queue is
@@ -240,25 +263,21 @@ function serviceKeysOf(home: LedgerHome): Set<string> {
  */
 async function liveList(baseUrl: string, serviceKeys: ReadonlySet<string>, first: PendingItem[]): Promise<void> {
   let items = first;
-  let drawn = 0;
   let stop = false;
   const interrupt = (): void => {
     stop = true;
   };
   process.once('SIGINT', interrupt);
+  const screen = countdownScreen(process.stdout);
   try {
     for (let tick = 0; !stop; tick++) {
-      const now = Date.now();
-      const lines = items.length === 0 ? ['nothing is waiting for a human'] : items.flatMap((i) => describe(i, now));
-      lines.push('(Ctrl-C to stop; answer with: ledger approve --approve ID | --deny ID)');
-      if (drawn > 0) process.stdout.write(`\x1b[${drawn}A\x1b[0J`);
-      process.stdout.write(`${lines.join('\n')}\n`);
-      drawn = lines.length;
+      screen.draw(items, Date.now());
       if (items.length === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 1000));
       if (tick % 2 === 1) items = (await loadPending(baseUrl, serviceKeys)).filter((i) => Date.parse(i.deadline) > Date.now());
     }
   } finally {
+    screen.done();
     process.removeListener('SIGINT', interrupt);
   }
 }
