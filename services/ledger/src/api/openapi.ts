@@ -141,6 +141,14 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { '200': json('Open confirmation requests', 'PendingList'), ...common },
         },
       },
+      '/v1/pending/stream': {
+        get: {
+          operationId: 'streamPending',
+          tags: ['approvals'],
+          summary: 'Server-sent events: `event: pending` with `{count}` at once and whenever the open queue changes',
+          responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '421': common['421'], '503': error('UNAVAILABLE: too many live streams open') },
+        },
+      },
       '/v1/grants': {
         get: {
           operationId: 'listGrants',

@@ -218,6 +218,10 @@ async function answer(item, verdict) {
 // The queue.
 
 let items = [];
+/** Checked proposal details by proposal hash: a proposal's signed entry never changes. */
+const checked = new Map();
+/** The queue as last drawn (hashes and approvals): redrawn only when it changes, so an answer in progress keeps its row. */
+let drawnKey = '';
 
 /** Fetches the pending queue and each proposal's signed entry; keeps only items that check out. */
 async function loadQueue() {
@@ -228,6 +232,12 @@ async function loadQueue() {
   const loaded = [];
   for (const row of pending) {
     const item = { proposalHash: row.proposalHash, requestHash: row.requestHash, agentId: row.agentId, tier: row.tier, deadline: row.deadline, approvalsRequired: row.approvalsRequired, approvedBy: row.approvedBy, problem: null, operation: null, risk: null };
+    const known = checked.get(row.requestHash);
+    if (known !== undefined) {
+      Object.assign(item, known);
+      loaded.push(item);
+      continue;
+    }
     try {
       const detail = await (await fetch(`/v1/proposals/${encodeURIComponent(row.proposalHash)}`)).json();
       const statement = detail?.entry?.envelope?.statement;
@@ -241,14 +251,84 @@ async function loadQueue() {
       item.operation = statement.body;
       item.risk = detail.risk;
       item.deadline = request.body.deadline;
+      checked.set(row.requestHash, { operation: item.operation, risk: item.risk, deadline: item.deadline });
     } catch (err) {
       item.problem = err.message;
     }
     loaded.push(item);
   }
   items = loaded;
-  status.textContent = items.length === 0 ? 'Nothing is waiting for a human.' : `${items.length} pending.`;
-  render();
+  status.className = '';
+  status.textContent = items.length === 0 ? 'Nothing is waiting for a human.' : `${items.length} pending (updated live).`;
+  const key = JSON.stringify(items.map((i) => [i.requestHash, i.approvedBy, i.problem]));
+  if (key !== drawnKey) {
+    drawnKey = key;
+    render();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The headline: the operation in words, its values as unbreakable tokens.
+
+const VERBS = { 'payment.send': 'pay', 'payment.refund': 'refund', 'email.send': 'email', 'shell.exec': 'run', 'db.delete': 'delete', 'file.delete': 'delete', 'file.write': 'write' };
+
+/** An amount argument (`amountUsd`, `amount` with `currency`...) as money text, or null. */
+function amountOf(args) {
+  if (args === null || typeof args !== 'object') return null;
+  for (const [key, value] of Object.entries(args)) {
+    const m = /^amount(?:_?([a-z]{3}))?$/i.exec(key);
+    if (m === null || typeof value !== 'number' || !Number.isFinite(value)) continue;
+    const currency = (m[1] ?? (typeof args.currency === 'string' ? args.currency : '')).toUpperCase();
+    try {
+      if (/^[A-Z]{3}$/.test(currency)) return new Intl.NumberFormat('en-US', { style: 'currency', currency, maximumFractionDigits: 2 }).format(value);
+    } catch {
+      // An unknown currency code: the number and the code.
+    }
+    return `${new Intl.NumberFormat('en-US').format(value)}${currency === '' ? '' : ` ${currency}`}`;
+  }
+  return null;
+}
+
+/** An IBAN argument grouped in fours, as printed on paper. */
+function ibanOf(args) {
+  const value = args !== null && typeof args === 'object' ? args.iban : undefined;
+  return typeof value === 'string' && /^[A-Z]{2}[0-9]{2}[A-Z0-9]{8,30}$/.test(value) ? value.replace(/(.{4})(?=.)/g, '$1 ') : null;
+}
+
+function token(text, field) {
+  const span = document.createElement('span');
+  span.className = 'token';
+  span.dataset.token = field;
+  span.textContent = text;
+  return span;
+}
+
+/** "billing-bot wants to pay $98,000 to globex-ltd (IBAN DE89 ...) on payments/vendors/globex": built from text nodes only. */
+function headline(op) {
+  const p = document.createElement('p');
+  p.className = 'headline';
+  const agent = op.agentId.replace(/^agent:/, '');
+  const verb = VERBS[op.actionType];
+  const amount = amountOf(op.args);
+  const iban = ibanOf(op.args);
+  p.append(token(agent, 'agent'), ` wants to ${verb ?? 'do'} `);
+  if (verb === undefined) p.append(token(op.actionType, 'actionType'), ' ');
+  if (amount !== null) p.append(token(amount, 'amount'), ' ');
+  if (verb === 'run' && op.args !== null && typeof op.args.command === 'string') p.append(token(op.args.command, 'command'), ' ');
+  if (op.recipient !== 'none') p.append(amount !== null ? 'to ' : '', token(op.recipient, 'recipient'), ' ');
+  if (iban !== null) p.append('(IBAN ', token(iban, 'iban'), ') ');
+  p.append('on ', token(op.targetResource, 'target'));
+  return p;
+}
+
+const TIER_WORDS = ['no risk', 'low risk', 'needs a human', 'high risk, needs a human', 'critical, needs a human'];
+
+function riskLine(item) {
+  const p = document.createElement('p');
+  p.className = item.tier >= 3 ? 'risk risk-high' : 'risk';
+  const risk = item.risk === null ? '' : `, risk score ${Number(item.risk).toFixed(2)}`;
+  p.textContent = `Tier ${item.tier}: ${TIER_WORDS[item.tier] ?? 'unknown'}${risk}. Tool ${item.operation.tool}, scope ${item.operation.scope}.`;
+  return p;
 }
 
 function secondsLeft(deadline) {
@@ -288,6 +368,12 @@ function render() {
       continue;
     }
     const op = item.operation;
+    li.prepend(headline(op));
+    li.append(riskLine(item));
+    const details = document.createElement('details');
+    const summary = document.createElement('summary');
+    summary.textContent = 'Exact signed operation';
+    details.append(summary);
     const dl = document.createElement('dl');
     field(dl, 'agent', op.agentId);
     field(dl, 'tool', op.tool);
@@ -301,7 +387,8 @@ function render() {
     field(dl, 'risk', item.risk === null ? 'unknown' : String(item.risk));
     field(dl, 'approvals', `${item.approvedBy.length} of ${item.approvalsRequired}${item.approvedBy.length > 0 ? ` (${item.approvedBy.join(', ')})` : ''}`);
     field(dl, 'proposal hash', item.proposalHash);
-    li.append(dl);
+    details.append(dl);
+    li.append(details);
     const result = document.createElement('p');
     result.className = 'result';
     result.setAttribute('role', 'status');
@@ -359,8 +446,13 @@ document.getElementById('key-load').addEventListener('click', () => {
     showKeyStatus(err.message, true);
   }
 });
-document.getElementById('refresh').addEventListener('click', () => {
+setInterval(tick, 1000);
+// Live: the server pushes an event whenever the queue changes (server-sent events); the browser reconnects by itself.
+const stream = new EventSource('/v1/pending/stream');
+stream.addEventListener('pending', () => {
   loadQueue().catch(showQueueError);
 });
-setInterval(tick, 1000);
+stream.addEventListener('error', () => {
+  showQueueError(new Error('live updates interrupted; reconnecting...'));
+});
 loadQueue().catch(showQueueError);

@@ -1,0 +1,94 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
+import { repoRoot } from './fixtures.js';
+import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
+
+// The approval page as an approver on a phone sees it, in headless Chromium
+// (Debian's) at 375 x 812 and at desktop size: the headline first, values
+// never split across lines, live updates without a Refresh button.
+
+process.env.LEDGER_DEADLINES_MS = '2:120000,3:120000,4:120000';
+
+/** Screenshots land here (git-ignored) for a human to look at. */
+const shots = join(repoRoot, 'test', 'screenshots');
+
+describe('approval page', () => {
+  let home: LedgerHome;
+  let running: RunningLedger;
+  let browser: Browser;
+
+  before(async () => {
+    mkdirSync(shots, { recursive: true });
+    home = freshHome();
+    running = await start(home);
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });
+  });
+  after(async () => {
+    await browser?.close();
+    await running?.stop();
+  });
+
+  test('phone: a $98,000 wire opens with its headline; amount, IBAN and recipient are whole tokens; a new request appears live', async () => {
+    const billing = clientFor(home, running, 'agent-billing-bot');
+    const wire = await billing.propose(proposal({ tool: 'payments', actionType: 'payment.send', targetResource: 'payments/vendors/globex', recipient: 'globex-ltd', scope: 'vendors', args: { amountUsd: 98000, iban: 'DE89370400440532013000', memo: 'Q4 consulting, invoice 2026-118' }, query: 'pay the Globex invoice' }));
+    await eventually(async () => (await getJson<{ pending: { proposalHash: string }[] }>(running, '/v1/pending')).body.pending.find((p) => p.proposalHash === wire.statementHash), 30_000, 'the wire pending');
+
+    const page = await browser.newPage({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    await page.goto(`${running.apiUrl}/approve`);
+    const row = page.locator(`li[data-proposal="${wire.statementHash}"]`);
+    await row.waitFor();
+    const headline = row.locator('.headline');
+    assert.equal(await headline.textContent(), 'billing-bot wants to pay $98,000.00 to globex-ltd (IBAN DE89 3704 0044 0532 0130 00) on payments/vendors/globex');
+    await page.screenshot({ path: join(shots, 'approve-phone-375.png'), fullPage: false });
+
+    // The headline is on the first screen, without scrolling.
+    const box = await headline.boundingBox();
+    assert.ok(box !== null && box.y >= 0 && box.y + box.height <= 812, `headline within the first screen: ${JSON.stringify(box)}`);
+    // No value is split across lines: each token is laid out as one box (one client rect), and within the page width.
+    // Evaluated in the page (a DOM the test's own types do not describe).
+    type Span = { dataset: Record<string, string>; textContent: string | null; getClientRects(): { length: number }; getBoundingClientRect(): { right: number } };
+    const tokens = await row.locator('.token').evaluateAll((spans) => (spans as unknown as Span[]).map((s) => ({ field: s.dataset['token'], text: s.textContent, rects: s.getClientRects().length, right: s.getBoundingClientRect().right })));
+    assert.deepEqual(tokens.map((t) => t.field), ['agent', 'amount', 'recipient', 'iban', 'target']);
+    for (const t of tokens) {
+      assert.equal(t.rects, 1, `${t.field} "${t.text}" is on one line`);
+      assert.ok(t.right <= 375, `${t.field} within the screen`);
+    }
+    assert.ok(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), 'no sideways scrolling of the page');
+    // The exact operation is one tap away, its values unwrapped (scrolled sideways within their box).
+    await row.locator('summary').click();
+    const args = row.locator('dd[data-field="args"]');
+    assert.deepEqual(JSON.parse((await args.textContent()) ?? ''), { amountUsd: 98000, iban: 'DE89370400440532013000', memo: 'Q4 consulting, invoice 2026-118' });
+    assert.equal(await args.evaluate((dd) => (globalThis as unknown as { getComputedStyle(e: unknown): { whiteSpace: string } }).getComputedStyle(dd).whiteSpace), 'pre');
+    await page.screenshot({ path: join(shots, 'approve-phone-375-details.png'), fullPage: true });
+
+    // Live: a new request appears with no Refresh button to press.
+    assert.equal(await page.locator('#refresh').count(), 0);
+    const support = clientFor(home, running, 'agent-support-bot');
+    const mail = await support.propose(proposal({ tool: 'email', actionType: 'email.send', targetResource: 'mail/outbound', recipient: 'customer@example.com', scope: 'ticket:9', args: { to: 'customer@example.com', subject: 'Your refund' }, query: 'tell the customer' }));
+    await page.locator(`li[data-proposal="${mail.statementHash}"] .headline`).waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator(`li[data-proposal="${mail.statementHash}"] .headline`).textContent(), 'support-bot wants to email customer@example.com on mail/outbound');
+    await page.screenshot({ path: join(shots, 'approve-phone-375-live.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('desktop: the same page at 1280 x 800', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${running.apiUrl}/approve`);
+    await page.locator('li[data-proposal] .headline').first().waitFor();
+    await page.screenshot({ path: join(shots, 'approve-desktop.png'), fullPage: true });
+    const stream = await fetch(`${running.apiUrl}/v1/pending/stream`, { signal: AbortSignal.timeout(5000) });
+    assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    while (!/event: pending\ndata: \{"count":\d+\}/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    await page.close();
+  });
+});
