@@ -122,7 +122,8 @@ describe('approving pending confirmations', () => {
     const output = await new Promise<string>((resolve) => {
       execFile('script', ['-qec', command, '/dev/null'], { encoding: 'utf8' }, (_err, stdout) => resolve(stdout));
     });
-    const frames = output.split(/\x1b\[\d+A\x1b\[0J/);
+    // Each frame is written as one synchronized update (log-update), after erasing the rows the previous one took.
+    const frames = output.split('\x1b[?2026h').filter((f) => f.includes('expires in'));
     assert.ok(frames.length >= 2, `at least one redraw in ${JSON.stringify(output)}`);
     const seconds = frames.map((f) => Number(new RegExp(`${item.proposalHash.slice(0, 12)}  tier 2 .*expires in (\\d+)s`).exec(f)?.[1]));
     assert.ok(seconds.every((s) => Number.isInteger(s) && s > 0), JSON.stringify(seconds));

@@ -218,6 +218,12 @@ export function openApiDocument(): Record<string, unknown> {
       '/readyz': {
         get: { operationId: 'getReadiness', tags: ['operations'], summary: 'Readiness: Postgres, the broker, the decision listener and the authority follower answer', responses: { '200': json('ready', 'Ready'), '503': error('UNAVAILABLE: a dependency is down') } },
       },
+      '/': {
+        get: { operationId: 'getLandingPage', tags: ['operations'], summary: 'Landing page for operators: links to the dashboard, the approval page, this document and the metrics', responses: { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } } },
+      },
+      '/dashboard': {
+        get: { operationId: 'getDashboard', tags: ['operations'], summary: 'Operator dashboard: server-rendered SVG of the pending queue, decisions and refusals per minute, approval latency and checkpoint health (no script)', responses: { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } } },
+      },
       '/openapi.json': {
         get: { operationId: 'getOpenApiDocument', tags: ['operations'], summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } } },
       },

@@ -46,7 +46,11 @@ export class OperatorMetrics {
   /** Request statement hash -> its sequencedAt (Unix ms). */
   readonly #requested = new Map<string, number>();
 
-  constructor(registry: Registry, pool: pg.Pool, logIndex: LogIndex) {
+  readonly #eventPartitions: number;
+
+  /** `eventPartitions`: the installation's event partitions; every ledger partition 0..N is reported, written to or not. */
+  constructor(registry: Registry, pool: pg.Pool, logIndex: LogIndex, eventPartitions = 0) {
+    this.#eventPartitions = eventPartitions;
     this.#pool = pool;
     this.#logIndex = logIndex;
     this.latency = new Histogram({
@@ -146,7 +150,8 @@ export class OperatorMetrics {
 
   /** Every partition's entries, newest checkpoint and its age. */
   checkpointHealth(now = Date.now()): CheckpointHealth[] {
-    return this.#logIndex.partitions().map((partition) => {
+    const partitions = new Set([...Array.from({ length: this.#eventPartitions + 1 }, (_, p) => p), ...this.#logIndex.partitions()]);
+    return [...partitions].sort((a, b) => a - b).map((partition) => {
       const sealedAt = this.#logIndex.latestSealedAt(partition);
       return {
         partition,

@@ -41,6 +41,7 @@ import { StatementTracker } from './statement-status.js';
 import { REFUSED_DETAIL_HEADER, REFUSED_HEADER } from '../sequencer/partition-sequencer.js';
 import { lineLogger, loggerFor } from '../logging.js';
 import { OperatorMetrics, collectProcessMetrics } from './operator-metrics.js';
+import { registerDashboardRoutes } from './web/dashboard.js';
 
 /** What the API needs from the rest of the process. */
 export interface ApiDeps {
@@ -124,7 +125,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   const waitSeconds = new Histogram({ name: 'ledger_api_decision_wait_seconds', help: 'Time a long-poll waited for its decision', buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
   new Gauge({ name: 'ledger_authority_index', help: 'Authority entries folded by this process', registers: [registry], collect() { try { this.set(deps.follower.current().size); } catch { /* the follower failed: /readyz says so */ } } });
 
-  const operatorMetrics = new OperatorMetrics(registry, deps.pool, deps.logIndex);
+  const operatorMetrics = new OperatorMetrics(registry, deps.pool, deps.logIndex, deps.eventPartitions);
   deps.logIndex.onEntry((_partition, entry) => operatorMetrics.observe(entry));
   const tracker = new StatementTracker();
   new Gauge({ name: 'ledger_api_pending_statements', help: 'Statements this API accepted that the sequencer has not written yet', registers: [registry], collect() { this.set(tracker.pendingCount); } });
@@ -491,6 +492,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   });
   app.get('/openapi.json', async () => openApiDocument());
   registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex });
+  registerDashboardRoutes(app, { pool: deps.pool, metrics: operatorMetrics, origin: deps.origin, health: deps.health });
 
   return {
     app,

@@ -249,7 +249,18 @@ function queueLines(items: readonly PendingItem[], nowMs: number): string[] {
  * (log-update). Frames taller than the terminal are clipped to its height.
  */
 export function countdownScreen(stream: NodeJS.WriteStream): { draw(items: readonly PendingItem[], nowMs: number): void; done(): void } {
-  const update = createLogUpdate(stream, { showCursor: true });
+  // A pseudo-terminal whose size was never set (script, some CI runners) reports 0 x 0: read as 80 columns, no height limit.
+  const sized = {
+    isTTY: stream.isTTY,
+    get columns() {
+      return stream.columns > 0 ? stream.columns : 80;
+    },
+    get rows() {
+      return stream.rows > 0 ? stream.rows : 10_000;
+    },
+    write: (chunk: string) => stream.write(chunk),
+  } as unknown as NodeJS.WriteStream;
+  const update = createLogUpdate(sized, { showCursor: true });
   return {
     draw: (items, nowMs) => update(queueLines(items, nowMs).join('\n')),
     done: () => update.done(),
