@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
+import { EntrySchema, statementHash, type Entry } from '@agent-ledger/core';
+import { entryLocation, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
 
@@ -44,7 +45,7 @@ describe('approval page', () => {
     const row = page.locator(`li[data-proposal="${wire.statementHash}"]`);
     await row.waitFor();
     const headline = row.locator('.headline');
-    assert.equal(await headline.textContent(), 'billing-bot wants to pay $98,000.00 to globex-ltd (IBAN DE89 3704 0044 0532 0130 00) on payments/vendors/globex');
+    assert.equal(await headline.textContent(), 'billing-bot wants to pay $98,000.00 to globex-ltd IBAN DE89 3704 0044 0532 0130 00 on payments/vendors/globex');
     await page.screenshot({ path: join(shots, 'approve-phone-375.png'), fullPage: false });
 
     // The headline is on the first screen, without scrolling.
@@ -75,6 +76,43 @@ describe('approval page', () => {
     assert.equal(await page.locator(`li[data-proposal="${mail.statementHash}"] .headline`).textContent(), 'support-bot wants to email customer@example.com on mail/outbound');
     await page.screenshot({ path: join(shots, 'approve-phone-375-live.png'), fullPage: true });
     assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  async function entryOnLog(hash: string): Promise<Entry> {
+    const topics = topicNames(home.config.topicPrefix);
+    return eventually(async () => {
+      for (let p = 1; p <= home.config.eventPartitions; p++) {
+        const { topic, partition } = entryLocation(topics, p);
+        for await (const record of running.bus.readRange(topic, partition, '0')) {
+          const entry = EntrySchema.parse(JSON.parse(record.value.toString('utf8'))) as unknown as Entry;
+          if (statementHash(entry.envelope.statement) === hash) return entry;
+        }
+      }
+      return undefined;
+    }, 30_000, `statement ${hash.slice(0, 12)} on the log`);
+  }
+
+  test('deny with a reason: the reason is signed into the human.response on the log', async () => {
+    const billing = clientFor(home, running, 'agent-billing-bot');
+    const wire = await billing.propose(proposal({ tool: 'payments', actionType: 'payment.send', targetResource: 'payments/vendors/initech', recipient: 'initech', scope: 'vendors', args: { amountUsd: 45000, iban: 'GB29NWBK60161331926819' }, query: 'pay Initech' }));
+    const page = await browser.newPage({ viewport: { width: 375, height: 812 }, isMobile: true });
+    await page.goto(`${running.apiUrl}/approve`);
+    await page.setInputFiles('#key-file', home.keyPath('approver-dana'));
+    const row = page.locator(`li[data-proposal="${wire.statementHash}"]`);
+    await row.waitFor({ timeout: 30_000 });
+    await row.locator('input.reason').fill('unknown vendor, no purchase order');
+    await page.screenshot({ path: join(shots, 'approve-phone-375-deny.png') });
+    await row.locator('button.deny').click();
+    const result = row.locator('.result[data-statement]');
+    await result.waitFor();
+    // Read at once: the live queue drops the row when the denial is decided.
+    const responseHash = (await result.getAttribute('data-statement')) ?? '';
+    const decision = await billing.awaitDecision(wire.statementHash, 30_000);
+    assert.deepEqual([decision.outcome, decision.code], ['deny', 'HUMAN_DENIED']);
+    const entry = await entryOnLog(responseHash);
+    assert.equal(entry.envelope.statement.type, 'human.response');
+    assert.deepEqual(entry.envelope.statement.body, { agentId: 'agent:billing-bot', proposal: wire.statementHash, request: (entry.envelope.statement.body as { request: string }).request, answer: 'deny', assurance: 'self_signed', platformIdentity: null, reason: 'unknown vendor, no purchase order' });
     await page.close();
   });
 

@@ -17,6 +17,11 @@ test('ledger --version prints the package version', () => {
   assert.equal(run.status, 0);
   const manifest = JSON.parse(readFileSync(join(repoRoot, 'services', 'ledger', 'package.json'), 'utf8')) as { version: string };
   assert.equal(run.stdout, `${manifest.version}\n`);
+  const dir = join(mkdtempSync(join(tmpdir(), 'ledger-init-')), 'home');
+  const init = ledger('init', '--home', dir, '--json');
+  assert.equal(init.status, 0, init.stderr);
+  const made = JSON.parse(init.stdout) as { ok: boolean; created: boolean; home: string; trustRoot: string };
+  assert.deepEqual([made.ok, made.created, made.home, made.trustRoot], [true, true, dir, `${dir}/trust-root.json`]);
 });
 
 test('a usage error is one typed line, the usage line and a hint: no whole help, no stack, exit 2', () => {

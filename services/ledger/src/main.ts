@@ -116,7 +116,8 @@ program
   .option('--topic-prefix <prefix>', 'prefix of every topic and consumer group')
   .option('--force', 'replace an existing installation')
   .option('--grant-policy <file>', 'grant policy JSON for genesis (SPEC.md 7.2; default: 1 co-signer for tiers 0-3, 2 for tier 4)')
-  .action(run((opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string }) => initCommand(opts)));
+  .option('--json', 'print one JSON object')
+  .action(run((opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; json?: boolean }) => initCommand(opts)));
 
 program
   .command('serve')
@@ -137,7 +138,8 @@ program
   .description('drive a realistic stream of agent proposals through the running API and print the outcomes')
   .option('--home <dir>', 'installation directory')
   .option('--proposals <n>', 'number of proposals', wholeNumber, 40)
-  .action(run((opts: { home?: string; proposals: number }) => driveCommand(opts)));
+  .option('--json', 'print the summary as one JSON object')
+  .action(run((opts: { home?: string; proposals: number; json?: boolean }) => driveCommand(opts)));
 
 program
   .command('approve')
@@ -148,6 +150,7 @@ program
   .option('--list', 'list the pending items (the default; a live countdown on a terminal)')
   .option('--approve <id>', 'approve the pending proposal whose hash starts with ID')
   .option('--deny <id>', 'deny the pending proposal whose hash starts with ID')
+  .option('--reason <text>', 'with --deny: why (signed into the response, 1 to 256 characters)')
   .option('--batch', 'approve every pending item of tier <= --max-tier (tiers 0-2 only)')
   .option('--max-tier <n>', 'highest tier --batch approves (3 or more is refused)', wholeNumber)
   .option('--json', 'print JSON')

@@ -27,6 +27,8 @@ export interface ApproveOptions {
   readonly list?: boolean;
   readonly approve?: string;
   readonly deny?: string;
+  /** With `--deny`: why, signed into the response (1 to 256 characters). */
+  readonly reason?: string;
   readonly batch?: boolean;
   readonly maxTier?: number;
   readonly json?: boolean;
@@ -332,6 +334,8 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
   if (options.maxTier !== undefined && options.batch !== true) throw new UsageError('--max-tier goes with --batch');
   if (options.session !== undefined && options.approve === undefined) throw new UsageError('--session goes with --approve ID (one item at a time)');
   if (options.admin !== undefined && options.session === undefined) throw new UsageError('--admin goes with --session');
+  if (options.reason !== undefined && options.deny === undefined) throw new UsageError('--reason goes with --deny ID');
+  if (options.reason !== undefined && (options.reason.length < 1 || options.reason.length > 256)) throw new UsageError('--reason is 1 to 256 characters');
   const sessionMs = options.session === undefined ? undefined : parseSessionDuration(options.session);
   if (options.batch === true) {
     if (options.maxTier === undefined) throw new UsageError('--batch needs --max-tier N (at most 2)');
@@ -373,9 +377,9 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
       throw new LedgerError(ReasonCode.POLICY_VIOLATION, `${signer.principal} already approved ${item.proposalHash.slice(0, 12)}; it needs another approver`);
     }
     if (options.json !== true) process.stdout.write(`${describe(item, Date.now()).join('\n')}\n`);
-    const body: BodyOf<'human.response'> = { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null };
+    const body: BodyOf<'human.response'> = { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null, ...(options.reason === undefined ? {} : { reason: options.reason }) };
     const submitted = await client.submit(client.sign('human.response', body));
-    const record: Record<string, unknown> = { proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, statementHash: submitted.statementHash, by: signer.principal };
+    const record: Record<string, unknown> = { proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, ...(options.reason === undefined ? {} : { reason: options.reason }), statementHash: submitted.statementHash, by: signer.principal };
     answered.push(record);
     if (options.json !== true) process.stdout.write(`  ${verdict === 'approve' ? 'approved' : 'denied'} by ${signer.principal}: statement ${submitted.statementHash}\n`);
     if (sessionMs !== undefined) record.session = await requestSession(item, sessionMs, proposer, { baseUrl, serviceKeys, json: options.json === true });

@@ -188,7 +188,7 @@ function showKeyStatus(text, isError) {
  * Builds, signs, self-verifies and submits a `human.response` naming the
  * exact proposal and confirmation request. Returns the ledger's answer.
  */
-async function answer(item, verdict) {
+async function answer(item, verdict, reason) {
   if (approver === null) throw new Error('load your approver key first');
   const millis = Date.now();
   const statement = {
@@ -197,7 +197,7 @@ async function answer(item, verdict) {
     type: 'human.response',
     issuedAt: new Date(millis).toISOString(),
     author: { principal: approver.principal, keyId: approver.keyId },
-    body: { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null },
+    body: { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null, ...(reason === '' ? {} : { reason }) },
   };
   const message = signingMessage(statement);
   const signature = ed.sign(message, approver.seed);
@@ -303,7 +303,7 @@ function token(text, field) {
   return span;
 }
 
-/** "billing-bot wants to pay $98,000 to globex-ltd (IBAN DE89 ...) on payments/vendors/globex": built from text nodes only. */
+/** "billing-bot wants to pay $98,000.00 to globex-ltd IBAN DE89 ... on payments/vendors/globex": built from text nodes only. */
 function headline(op) {
   const p = document.createElement('p');
   p.className = 'headline';
@@ -316,7 +316,7 @@ function headline(op) {
   if (amount !== null) p.append(token(amount, 'amount'), ' ');
   if (verb === 'run' && op.args !== null && typeof op.args.command === 'string') p.append(token(op.args.command, 'command'), ' ');
   if (op.recipient !== 'none') p.append(amount !== null ? 'to ' : '', token(op.recipient, 'recipient'), ' ');
-  if (iban !== null) p.append('(IBAN ', token(iban, 'iban'), ') ');
+  if (iban !== null) p.append('IBAN ', token(iban, 'iban'), ' ');
   p.append('on ', token(op.targetResource, 'target'));
   return p;
 }
@@ -389,6 +389,17 @@ function render() {
     field(dl, 'proposal hash', item.proposalHash);
     details.append(dl);
     li.append(details);
+    // Why a request is denied: signed into the response with the answer.
+    const reasonLabel = document.createElement('label');
+    reasonLabel.className = 'reason';
+    reasonLabel.textContent = 'Reason (signed with a denial) ';
+    const reasonInput = document.createElement('input');
+    reasonInput.type = 'text';
+    reasonInput.maxLength = 256;
+    reasonInput.autocomplete = 'off';
+    reasonInput.className = 'reason';
+    reasonLabel.append(reasonInput);
+    li.append(reasonLabel);
     const result = document.createElement('p');
     result.className = 'result';
     result.setAttribute('role', 'status');
@@ -402,7 +413,7 @@ function render() {
         for (const b of li.querySelectorAll('button')) b.disabled = true;
         result.className = 'result';
         result.textContent = 'Signing...';
-        answer(item, verdict).then(
+        answer(item, verdict, verdict === 'deny' ? reasonInput.value.trim() : '').then(
           (hash) => {
             result.textContent = `Signed and sent: ${verdict} (statement ${hash})`;
             result.dataset.statement = hash;
