@@ -1,8 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { EntrySchema, statementHash, type Entry } from '@agent-ledger/core';
 import { entryLocation, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
@@ -79,6 +82,24 @@ describe('approval page', () => {
     await page.close();
   });
 
+  /** A non-extractable key made in the page and registered by two admins with the page's proof of possession; its key id. */
+  async function browserApprover(page: Page, principal: string): Promise<string> {
+    const bin = join(repoRoot, 'services', 'ledger', 'dist', 'src', 'main.js');
+    const cli = async (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args, '--home', home.dir, '--api', running.apiUrl as string], { encoding: 'utf8' });
+    await page.locator('#browser-principal').fill(principal);
+    await page.locator('#browser-create').click();
+    await page.locator('#browser-key-id', { hasText: /^[0-9a-f]{64}$/ }).waitFor();
+    const keyId = (await page.locator('#browser-key-id').textContent()) ?? '';
+    const dir = mkdtempSync(join(tmpdir(), 'browser-key-'));
+    await cli('key', 'register', '--principal', principal, '--roles', 'approver', '--key-id', keyId, '--as', 'admin:alice', '--out', join(dir, 'key.json'));
+    await page.setInputFiles('#proof-file', join(dir, 'key.json'));
+    await page.locator('#proof-link:not([hidden])').waitFor();
+    writeFileSync(join(dir, 'signed.json'), (await page.locator('#proof-link').getAttribute('data-signed')) ?? '');
+    await cli('key', 'cosign', join(dir, 'signed.json'), '--as', 'admin:bob', '--submit', '--wait');
+    await eventually(async () => (running.follower.current().state.key(keyId) !== undefined ? true : undefined), 30_000, `${principal} registered`);
+    return keyId;
+  }
+
   async function entryOnLog(hash: string): Promise<Entry> {
     const topics = topicNames(home.config.topicPrefix);
     return eventually(async () => {
@@ -98,7 +119,7 @@ describe('approval page', () => {
     const wire = await billing.propose(proposal({ tool: 'payments', actionType: 'payment.send', targetResource: 'payments/vendors/initech', recipient: 'initech', scope: 'vendors', args: { amountUsd: 45000, iban: 'GB29NWBK60161331926819' }, query: 'pay Initech' }));
     const page = await browser.newPage({ viewport: { width: 375, height: 812 }, isMobile: true });
     await page.goto(`${running.apiUrl}/approve`);
-    await page.setInputFiles('#key-file', home.keyPath('approver-dana'));
+    await browserApprover(page, 'approver:ivy');
     const row = page.locator(`li[data-proposal="${wire.statementHash}"]`);
     await row.waitFor({ timeout: 30_000 });
     await row.locator('input.reason').fill('unknown vendor, no purchase order');
@@ -113,6 +134,47 @@ describe('approval page', () => {
     const entry = await entryOnLog(responseHash);
     assert.equal(entry.envelope.statement.type, 'human.response');
     assert.deepEqual(entry.envelope.statement.body, { agentId: 'agent:billing-bot', proposal: wire.statementHash, request: (entry.envelope.statement.body as { request: string }).request, answer: 'deny', assurance: 'self_signed', platformIdentity: null, reason: 'unknown vendor, no purchase order' });
+    await page.close();
+  });
+
+  test('browser key: a non-extractable WebCrypto key, registered by two admins with its proof of possession signed in the page, answers a request', async () => {
+    const bin = join(repoRoot, 'services', 'ledger', 'dist', 'src', 'main.js');
+    const ledger = async (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args, '--home', home.dir, '--api', running.apiUrl as string], { encoding: 'utf8' });
+    const page = await browser.newPage({ viewport: { width: 375, height: 812 }, isMobile: true });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    await page.goto(`${running.apiUrl}/approve`);
+    await page.locator('#browser-principal').fill('approver:finn');
+    await page.locator('#browser-create').click();
+    await page.locator('#browser-key-id', { hasText: /^[0-9a-f]{64}$/ }).waitFor();
+    const keyId = (await page.locator('#browser-key-id').textContent()) ?? '';
+    // The private key cannot be exported from the page.
+    const exported = await page.evaluate(`new Promise((resolve) => { const open = indexedDB.open('agent-ledger', 1); open.onsuccess = () => { const get = open.result.transaction('keys').objectStore('keys').get('approver'); get.onsuccess = () => crypto.subtle.exportKey('pkcs8', get.result.privateKey).then(() => resolve('exported'), (e) => resolve(e.name)); }; })`);
+    assert.equal(exported, 'InvalidAccessError');
+    assert.match((await page.locator('#register-command').textContent()) ?? '', new RegExp(`--key-id ${keyId}`));
+
+    const dir = mkdtempSync(join(tmpdir(), 'finn-'));
+    await ledger('key', 'register', '--principal', 'approver:finn', '--roles', 'approver', '--key-id', keyId, '--as', 'admin:alice', '--out', join(dir, 'finn.json'));
+    await page.setInputFiles('#proof-file', join(dir, 'finn.json'));
+    await page.locator('#proof-link:not([hidden])').waitFor();
+    writeFileSync(join(dir, 'finn-signed.json'), (await page.locator('#proof-link').getAttribute('data-signed')) ?? '');
+    await ledger('key', 'cosign', join(dir, 'finn-signed.json'), '--as', 'admin:bob', '--submit', '--wait');
+    await eventually(async () => (running.follower.current().state.key(keyId) !== undefined ? true : undefined), 30_000, 'finn registered');
+
+    const support = clientFor(home, running, 'agent-support-bot');
+    const mail = await support.propose(proposal({ tool: 'email', actionType: 'email.send', targetResource: 'mail/outbound', recipient: 'vip@example.com', scope: 'ticket:77', args: { to: 'vip@example.com', subject: 'Hello' }, query: 'greet' }));
+    const row = page.locator(`li[data-proposal="${mail.statementHash}"]`);
+    await row.waitFor({ timeout: 30_000 });
+    await row.locator('button.approve').click();
+    const result = row.locator('.result[data-statement]');
+    await result.waitFor();
+    const responseHash = (await result.getAttribute('data-statement')) ?? '';
+    const decision = await support.awaitDecision(mail.statementHash, 30_000);
+    assert.equal(decision.outcome, 'allow');
+    const entry = await entryOnLog(responseHash);
+    assert.deepEqual(entry.envelope.statement.author, { principal: 'approver:finn', keyId });
+    await page.screenshot({ path: join(shots, 'approve-phone-375-browser-key.png'), fullPage: true });
+    assert.deepEqual(errors, []);
     await page.close();
   });
 

@@ -4,8 +4,10 @@
 // checks the agent's signature, so what the approver reads is exactly what
 // the agent signed. It then builds the `human.response` statement exactly as
 // the core does (schemas/SPEC.md section 4: RFC 8785 canonical bytes, the
-// domain-separated signing message), signs it with @noble/ed25519, verifies
-// the signature by the system's verdict rule (SPEC.md section 3), and POSTs
+// domain-separated signing message), signs it with the approver's
+// non-extractable WebCrypto Ed25519 key kept in this browser, verifies the
+// signature by the system's verdict rule (SPEC.md section 3, with
+// @noble/ed25519's point arithmetic), and POSTs
 // the envelope to /v1/statements, where the ledger judges it like any other.
 import * as ed from './vendor/noble-ed25519.js';
 import { sha256, sha512 } from './vendor/noble-hashes/sha2.js';
@@ -15,7 +17,6 @@ if (ed.hashes.sha512 === undefined) ed.hashes.sha512 = sha512;
 const SIGNING_CONTEXT = 'agent-ledger/statement/v1\n';
 const L = (1n << 252n) + 27742317777372353535851937790883648493n;
 const HEX64 = /^[0-9a-f]{64}$/;
-const PRINCIPAL = /^[a-z][a-z0-9-]{0,31}:[A-Za-z0-9._@-]{1,128}$/;
 const utf8 = new TextEncoder();
 
 /** Lowercase hex of bytes. */
@@ -155,28 +156,9 @@ function envelopeVerifies(envelope) {
 }
 
 // ---------------------------------------------------------------------------
-// The approver's key: held in this page's memory only.
+// The approver's key: a WebCrypto key kept in this browser (below).
 
 let approver = null;
-
-/** Reads a key file's text (untrusted): `{v:1, principal, keyId, seed}` whose seed yields keyId. */
-function loadKey(text) {
-  let parsed;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error('not a key file (not JSON)');
-  }
-  const keys = parsed === null || typeof parsed !== 'object' ? [] : Object.keys(parsed).sort();
-  if (keys.join(',') !== 'keyId,principal,seed,v' || parsed.v !== 1 || typeof parsed.principal !== 'string' || !PRINCIPAL.test(parsed.principal) || !HEX64.test(parsed.keyId) || !HEX64.test(parsed.seed)) {
-    throw new Error('not a key file');
-  }
-  const seed = fromHex(parsed.seed);
-  if (toHex(ed.getPublicKey(seed)) !== parsed.keyId) throw new Error('the key file keyId does not match its seed');
-  approver = { principal: parsed.principal, keyId: parsed.keyId, seed };
-  showKeyStatus(`Signing as ${approver.principal} (key ${approver.keyId.slice(0, 16)}...).`, false);
-  render();
-}
 
 function showKeyStatus(text, isError) {
   const status = document.getElementById('key-status');
@@ -200,7 +182,7 @@ async function answer(item, verdict, reason) {
     body: { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null, ...(reason === '' ? {} : { reason }) },
   };
   const message = signingMessage(statement);
-  const signature = ed.sign(message, approver.seed);
+  const signature = new Uint8Array(await crypto.subtle.sign('Ed25519', approver.privateKey, message));
   if (!verifySignature(fromHex(approver.keyId), message, signature)) throw new Error('the signature made here does not verify; nothing was sent');
   const envelope = { statement, signatures: [{ keyId: approver.keyId, sig: toBase64(signature) }] };
   const response = await fetch('/v1/statements', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
@@ -212,6 +194,81 @@ async function answer(item, verdict, reason) {
   const expected = statementHash(statement);
   if (reply?.statementHash !== expected) throw new Error('the ledger acknowledged a different statement hash');
   return expected;
+}
+
+// ---------------------------------------------------------------------------
+// The browser key: an Ed25519 key made by WebCrypto as non-extractable, kept
+// in this browser's IndexedDB. Its private half never exists as bytes the page
+// (or anyone reading the page) could copy; only the public key id leaves it,
+// for two admins to register with the approver role (SPEC.md section 7.3).
+
+const DB_NAME = 'agent-ledger';
+const DB_STORE = 'keys';
+
+function database() {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(DB_NAME, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore(DB_STORE);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+async function stored(mode, action) {
+  const db = await database();
+  return new Promise((resolve, reject) => {
+    const request = action(db.transaction(DB_STORE, mode).objectStore(DB_STORE));
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+function useBrowserKey(record) {
+  approver = { principal: record.principal, keyId: record.keyId, privateKey: record.privateKey };
+  document.getElementById('browser-key-id').textContent = record.keyId;
+  document.getElementById('register-command').textContent =
+    `ledger key register --principal ${record.principal} --roles approver --key-id ${record.keyId} --as admin:ALICE --out ${record.principal.split(':')[1]}.json`;
+  showKeyStatus(`Signing as ${record.principal} with this browser's key ${record.keyId.slice(0, 16)}... (it signs only once registered).`, false);
+  render();
+}
+
+async function createBrowserKey() {
+  const principal = document.getElementById('browser-principal').value.trim();
+  if (!/^approver:[A-Za-z0-9._@-]{1,128}$/.test(principal)) throw new Error('the principal is approver:NAME');
+  const pair = await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify']);
+  const keyId = toHex(new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey)));
+  const record = { principal, keyId, privateKey: pair.privateKey };
+  await stored('readwrite', (store) => store.put(record, 'approver'));
+  useBrowserKey(record);
+}
+
+/**
+ * Proof of possession: adds this browser key's signature to a partly signed
+ * key.registered statement (written by `ledger key register ... --out FILE`),
+ * and offers the result for download, for the second admin's `ledger key cosign FILE --submit`.
+ */
+async function proveKey(text) {
+  if (approver?.privateKey === undefined) throw new Error('create the browser key first');
+  let envelope;
+  try {
+    envelope = JSON.parse(text);
+  } catch {
+    throw new Error('not a statement file (not JSON)');
+  }
+  const statement = envelope?.statement;
+  if (statement?.type !== 'key.registered' || !Array.isArray(envelope.signatures)) throw new Error('not a key.registered statement file');
+  if (statement.body?.keyId !== approver.keyId) throw new Error('the file registers another key than this browser\'s');
+  if (statement.body?.principal !== approver.principal) throw new Error(`the file registers ${statement.body?.principal}, not ${approver.principal}`);
+  if (envelope.signatures.some((s) => s.keyId === approver.keyId)) throw new Error('this browser key already signed it');
+  const message = signingMessage(statement);
+  const signature = new Uint8Array(await crypto.subtle.sign('Ed25519', approver.privateKey, message));
+  if (!verifySignature(fromHex(approver.keyId), message, signature)) throw new Error('the signature made here does not verify');
+  envelope.signatures.push({ keyId: approver.keyId, sig: toBase64(signature) });
+  const link = document.getElementById('proof-link');
+  link.href = URL.createObjectURL(new Blob([`${JSON.stringify(envelope, null, 2)}\n`], { type: 'application/json' }));
+  link.download = 'registration-signed.json';
+  link.hidden = false;
+  link.dataset.signed = JSON.stringify(envelope);
 }
 
 // ---------------------------------------------------------------------------
@@ -445,18 +502,20 @@ function showQueueError(err) {
   status.textContent = err.message;
 }
 
-document.getElementById('key-file').addEventListener('change', (event) => {
+document.getElementById('browser-create').addEventListener('click', () => {
+  createBrowserKey().catch((err) => showKeyStatus(err.message, true));
+});
+document.getElementById('proof-file').addEventListener('change', (event) => {
   const file = event.target.files?.[0];
   if (file === undefined) return;
-  file.text().then(loadKey).catch((err) => showKeyStatus(err.message, true));
+  file.text().then(proveKey).catch((err) => showKeyStatus(err.message, true));
 });
-document.getElementById('key-load').addEventListener('click', () => {
-  try {
-    loadKey(document.getElementById('key-text').value);
-  } catch (err) {
-    showKeyStatus(err.message, true);
-  }
-});
+stored('readonly', (store) => store.get('approver')).then(
+  (record) => {
+    if (record !== undefined) useBrowserKey(record);
+  },
+  () => undefined,
+);
 setInterval(tick, 1000);
 // Live: the server pushes an event whenever the queue changes (server-sent events); the browser reconnects by itself.
 const stream = new EventSource('/v1/pending/stream');
