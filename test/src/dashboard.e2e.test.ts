@@ -85,6 +85,14 @@ describe('operator dashboard', () => {
     // Approval latency: the two answers are in the histogram's bars.
     const latency = await page.locator('[data-chart="latency"] g[data-le]').evaluateAll((gs) => gs.map((g) => Number((g as unknown as { dataset: Record<string, string> }).dataset['count'])));
     assert.equal(latency.reduce((a, b) => a + b, 0), 2);
+    // Fatigue signals: both drawn, with the counts the log gives (none rushed here: the answers took their time or not, either way the numbers match /metrics).
+    const signals = await page.locator('[data-chart="fatigue"] g[data-signal]').evaluateAll((gs) => gs.map((g) => (g as unknown as { dataset: Record<string, string> }).dataset));
+    assert.deepEqual(signals.map((g) => g['signal']), ['approval.rushed', 'grant.suggested']);
+    const metricsText = await (await fetch(`${running.apiUrl}/metrics`)).text();
+    for (const g of signals) {
+      const exported = new RegExp(`^ledger_fatigue_signals_total\\{signal="${(g['signal'] as string).replace('.', '\\.')}"\\} (\\d+)$`, 'm').exec(metricsText)?.[1] ?? '0';
+      assert.equal(g['count'], exported, `${g['signal']} drawn as exported`);
+    }
     // Checkpoints: a row per partition of this installation, partition 0 checkpointed.
     const partitions = await page.locator('[data-chart="checkpoints"] g[data-partition]').evaluateAll((gs) => gs.map((g) => (g as unknown as { dataset: Record<string, string> }).dataset));
     assert.deepEqual(partitions.map((p) => p['partition']).sort(), Array.from({ length: home.config.eventPartitions + 1 }, (_, p) => String(p)));

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { statementHash, type Entry } from '@agent-ledger/core';
 import type { LogIndex } from './log-index.js';
 
@@ -41,6 +41,8 @@ export interface PendingDepth {
  */
 export class OperatorMetrics {
   readonly latency: Histogram<'answer'>;
+  /** Confirmation-fatigue signals on the log (SPEC.md: grant.suggested, approval.rushed). */
+  readonly fatigue: Counter<'signal'>;
   readonly #pool: pg.Pool;
   readonly #logIndex: LogIndex;
   /** Request statement hash -> its sequencedAt (Unix ms). */
@@ -60,6 +62,7 @@ export class OperatorMetrics {
       buckets: [...APPROVAL_LATENCY_BUCKETS],
       registers: [registry],
     });
+    this.fatigue = new Counter({ name: 'ledger_fatigue_signals_total', help: 'Confirmation-fatigue signals on the log, by signal (grant.suggested, approval.rushed)', labelNames: ['signal'], registers: [registry] });
     const metrics = this;
     // One query serves both gauges of a scrape (the registry collects them concurrently).
     new Gauge({
@@ -112,6 +115,10 @@ export class OperatorMetrics {
         const oldest = this.#requested.keys().next();
         if (oldest.done !== true) this.#requested.delete(oldest.value);
       }
+      return;
+    }
+    if (statement.type === 'grant.suggested' || statement.type === 'approval.rushed') {
+      this.fatigue.inc({ signal: statement.type });
       return;
     }
     if (statement.type !== 'human.response' && statement.type !== 'timeout.recorded') return;

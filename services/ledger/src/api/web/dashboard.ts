@@ -99,7 +99,7 @@ function horizontalBars(chart: string, title: string, rows: readonly { label: st
 /** The dashboard's data, read at request time. */
 async function dashboardData(deps: DashboardDeps, nowMs: number) {
   const since = new Date(nowMs - WINDOW_MINUTES * 60_000);
-  const [refusals, decisions, pending, latency, health] = await Promise.all([
+  const [refusals, decisions, pending, latency, health, fatigue] = await Promise.all([
     deps.pool.query<{ minute: Date; code: string; count: string }>(`SELECT minute, code, count FROM refusal_metrics WHERE minute >= $1 ORDER BY minute, code`, [since]),
     deps.pool.query<{ minute: Date; outcome: string; count: string }>(
       `SELECT date_trunc('minute', sequenced_at) AS minute, outcome, count(*) AS count FROM enforcement_records WHERE sequenced_at >= $1 GROUP BY 1, 2 ORDER BY 1, 2`,
@@ -112,8 +112,9 @@ async function dashboardData(deps: DashboardDeps, nowMs: number) {
     ),
     deps.metrics.latency.get(),
     deps.health(),
+    deps.metrics.fatigue.get(),
   ]);
-  return { refusals: refusals.rows, decisions: decisions.rows, pending: pending.rows, latency, health, checkpoints: deps.metrics.checkpointHealth(nowMs) };
+  return { refusals: refusals.rows, decisions: decisions.rows, pending: pending.rows, latency, health, checkpoints: deps.metrics.checkpointHealth(nowMs), fatigue };
 }
 
 function page(title: string, body: string, refreshSeconds?: number): string {
@@ -186,13 +187,23 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       latencyRows.push({ label: le === '+Inf' ? `> ${APPROVAL_LATENCY_BUCKETS.at(-1)} s` : `<= ${le} s`, value: inBucket, text: String(inBucket), colour: '#9467bd', data: { le: String(le), count: inBucket } });
     }
     const latency = horizontalBars('latency', 'Approval latency: answers (and timeouts) by time from request to answer', latencyRows, Math.max(1, ...latencyRows.map((r) => r.value)));
+    const fatigueCount = (signal: string): number => data.fatigue.values.find((v) => v.labels['signal'] === signal)?.value ?? 0;
+    const fatigue = horizontalBars(
+      'fatigue',
+      'Confirmation fatigue: approvals faster than the operation can be read, and repeated approvals a grant could replace',
+      [
+        { label: 'rushed approvals', value: fatigueCount('approval.rushed'), text: String(fatigueCount('approval.rushed')), colour: '#d62728', data: { signal: 'approval.rushed', count: fatigueCount('approval.rushed') } },
+        { label: 'grant suggestions', value: fatigueCount('grant.suggested'), text: String(fatigueCount('grant.suggested')), colour: '#ff7f0e', data: { signal: 'grant.suggested', count: fatigueCount('grant.suggested') } },
+      ],
+      Math.max(1, fatigueCount('approval.rushed'), fatigueCount('grant.suggested')),
+    );
     const checkpoints = horizontalBars(
       'checkpoints',
       'Checkpoints per partition: age of the newest signed checkpoint (entries after it in brackets)',
       data.checkpoints.map((c) => ({ label: `partition ${c.partition}`, value: c.ageSeconds ?? 0, text: c.ageSeconds === null ? 'no checkpoint yet' : `${Math.round(c.ageSeconds)} s ago, size ${c.checkpointSize} (${c.entries - c.checkpointSize} after)`, colour: c.entries > c.checkpointSize && (c.ageSeconds ?? Infinity) > 60 ? '#d62728' : '#2ca02c', data: { partition: c.partition, size: c.checkpointSize, entries: c.entries, age: c.ageSeconds === null ? '' : Math.round(c.ageSeconds) } })),
       Math.max(60, ...data.checkpoints.map((c) => c.ageSeconds ?? 0)),
     );
-    const body = `<h1>agent-ledger dashboard</h1><nav><a href="/">Home</a><a href="/approve">Approve</a><a href="/metrics">Metrics</a></nav><p>${esc(deps.origin)}, ${new Date(now).toISOString().slice(0, 19)}Z (reloads every 10 s)</p>${tileHtml}${queue}${stackedBars('decisions', 'Decisions per minute by outcome', decisionRows, now, (k) => OUTCOME_COLOURS[k] ?? colourOf(k))}${stackedBars('refusals', 'Refusals per minute by reason code', refusalRows, now, colourOf)}${latency}${checkpoints}`;
+    const body = `<h1>agent-ledger dashboard</h1><nav><a href="/">Home</a><a href="/approve">Approve</a><a href="/metrics">Metrics</a></nav><p>${esc(deps.origin)}, ${new Date(now).toISOString().slice(0, 19)}Z (reloads every 10 s)</p>${tileHtml}${queue}${stackedBars('decisions', 'Decisions per minute by outcome', decisionRows, now, (k) => OUTCOME_COLOURS[k] ?? colourOf(k))}${stackedBars('refusals', 'Refusals per minute by reason code', refusalRows, now, colourOf)}${latency}${fatigue}${checkpoints}`;
     return reply.headers(HEADERS).type('text/html; charset=utf-8').send(page('agent-ledger dashboard', body, 10));
   });
 }
