@@ -71,10 +71,10 @@ function stackedBars(chart: string, title: string, rows: readonly Stacked[], now
   }
   const axis = [
     `<line x1="${left}" y1="${height - bottom}" x2="${width}" y2="${height - bottom}" stroke="#888"/>`,
-    `<text x="${left - 4}" y="16" text-anchor="end" font-size="11">${max}</text>`,
-    `<text x="${left - 4}" y="${height - bottom}" text-anchor="end" font-size="11">0</text>`,
-    `<text x="${left}" y="${height - 4}" font-size="11">-${WINDOW_MINUTES} min</text>`,
-    `<text x="${width}" y="${height - 4}" text-anchor="end" font-size="11">now</text>`,
+    `<text x="${left - 4}" y="16" text-anchor="end" font-size="14">${max}</text>`,
+    `<text x="${left - 4}" y="${height - bottom}" text-anchor="end" font-size="14">0</text>`,
+    `<text x="${left}" y="${height - 4}" font-size="14">-${WINDOW_MINUTES} min</text>`,
+    `<text x="${width}" y="${height - 4}" text-anchor="end" font-size="14">now</text>`,
   ];
   const keys = [...new Set(rows.map((r) => r.key))].sort();
   const legend = keys.length === 0 ? '<p class="empty">none in the last hour</p>' : `<ul class="legend">${keys.map((k) => `<li><span class="swatch" data-colour="${colour(k)}"><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${colour(k)}"/></svg></span> ${esc(k)} <b>${rows.filter((r) => r.key === k).reduce((n, r) => n + r.count, 0)}</b></li>`).join('')}</ul>`;
@@ -90,9 +90,9 @@ function horizontalBars(chart: string, title: string, rows: readonly { label: st
   const bars = rows.map((row, i) => {
     const w = max <= 0 ? 0 : Math.max(row.value > 0 ? 2 : 0, ((width - labelWidth - 150) * row.value) / max);
     const data = Object.entries(row.data).map(([k, v]) => ` data-${k}="${esc(String(v))}"`).join('');
-    return `<g${data}><text x="0" y="${i * rowHeight + 16}" font-size="12">${esc(row.label)}</text><rect x="${labelWidth}" y="${i * rowHeight + 4}" width="${w.toFixed(1)}" height="${rowHeight - 8}" fill="${row.colour}"/><text x="${(labelWidth + w + 6).toFixed(1)}" y="${i * rowHeight + 16}" font-size="12">${esc(row.text)}</text></g>`;
+    return `<g${data}><text x="0" y="${i * rowHeight + 16}" font-size="15">${esc(row.label)}</text><rect x="${labelWidth}" y="${i * rowHeight + 4}" width="${w.toFixed(1)}" height="${rowHeight - 8}" fill="${row.colour}"/><text x="${(labelWidth + w + 6).toFixed(1)}" y="${i * rowHeight + 16}" font-size="15">${esc(row.text)}</text></g>`;
   });
-  const body = rows.length === 0 ? `<text x="0" y="16" font-size="12">nothing yet</text>` : bars.join('');
+  const body = rows.length === 0 ? `<text x="0" y="16" font-size="15">nothing yet</text>` : bars.join('');
   return `<figure data-chart="${chart}"><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(title)}">${body}</svg></figure>`;
 }
 
@@ -128,7 +128,8 @@ h1{font-size:1.5rem;margin:0 0 .25rem}nav a{margin-right:1rem}
 figure{margin:1.25rem 0;border:1px solid #ddd;border-radius:6px;padding:.5rem}figcaption{font-weight:600;margin-bottom:.25rem}
 svg{width:100%;height:auto;display:block}.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:.25rem 0 0;font-size:.85rem}
 .empty{color:#666;font-size:.85rem;margin:.25rem 0 0}.swatch svg{display:inline;width:10px;height:10px}
-ul.links li{margin:.4rem 0}`;
+ul.links li{margin:.4rem 0}
+@media (max-width:600px){.tile{min-width:7rem}}`;
 
 /**
  * The operator's pages, served by the API with no script and nothing from
