@@ -1,8 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { EntrySchema, canonicalJson, nodeEd25519, statementHash, verifyEnvelopeSignatures, type Entry } from '@agent-ledger/core';
 import { entryLocation, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
@@ -45,6 +48,27 @@ describe('approving pending confirmations', () => {
         resolve({ status: code, stdout, stderr });
       });
     });
+  }
+
+  /**
+   * Gives the page an approver key of its own: a non-extractable WebCrypto key
+   * made in the page, registered by admin:alice and admin:bob with the page's
+   * proof of possession (the key never exists outside the browser).
+   */
+  async function browserApprover(page: Page, principal: string): Promise<string> {
+    const cli = (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args, '--home', home.dir, '--api', running.apiUrl as string], { cwd: repoRoot, encoding: 'utf8' });
+    await page.locator('#browser-principal').fill(principal);
+    await page.locator('#browser-create').click();
+    await page.locator('#browser-key-id', { hasText: /^[0-9a-f]{64}$/ }).waitFor();
+    const keyId = (await page.locator('#browser-key-id').textContent()) ?? '';
+    const dir = mkdtempSync(join(tmpdir(), 'browser-key-'));
+    await cli('key', 'register', '--principal', principal, '--roles', 'approver', '--key-id', keyId, '--as', 'admin:alice', '--out', join(dir, 'key.json'));
+    await page.setInputFiles('#proof-file', join(dir, 'key.json'));
+    await page.locator('#proof-link:not([hidden])').waitFor();
+    writeFileSync(join(dir, 'signed.json'), (await page.locator('#proof-link').getAttribute('data-signed')) ?? '');
+    await cli('key', 'cosign', join(dir, 'signed.json'), '--as', 'admin:bob', '--submit', '--wait');
+    await eventually(async () => (running.follower.current().state.key(keyId) !== undefined ? true : undefined), 30_000, `${principal} registered`);
+    return keyId;
   }
 
   const emailCustomer = (): ReturnType<typeof proposal> =>
@@ -122,7 +146,8 @@ describe('approving pending confirmations', () => {
     const output = await new Promise<string>((resolve) => {
       execFile('script', ['-qec', command, '/dev/null'], { encoding: 'utf8' }, (_err, stdout) => resolve(stdout));
     });
-    const frames = output.split(/\x1b\[\d+A\x1b\[0J/);
+    // Each frame is written as one synchronized update (log-update), after erasing the rows the previous one took.
+    const frames = output.split('\x1b[?2026h').filter((f) => f.includes('expires in'));
     assert.ok(frames.length >= 2, `at least one redraw in ${JSON.stringify(output)}`);
     const seconds = frames.map((f) => Number(new RegExp(`${item.proposalHash.slice(0, 12)}  tier 2 .*expires in (\\d+)s`).exec(f)?.[1]));
     assert.ok(seconds.every((s) => Number.isInteger(s) && s > 0), JSON.stringify(seconds));
@@ -189,8 +214,8 @@ describe('approving pending confirmations', () => {
     const row = page.locator(`li[data-proposal="${item.proposalHash}"]`);
     await row.waitFor();
     assert.equal(await row.locator('button.approve').isDisabled(), true, 'no key, no answer');
-    await page.setInputFiles('#key-file', home.keyPath('approver-eli'));
-    await page.locator('#key-status', { hasText: 'approver:eli' }).waitFor();
+    const gwenKey = await browserApprover(page, 'approver:gwen');
+    await page.locator('#key-status', { hasText: 'approver:gwen' }).waitFor();
 
     assert.equal(await row.locator('dd[data-field="recipient"]').textContent(), 'customer@example.com');
     assert.equal(await row.locator('dd[data-field="actionType"]').textContent(), 'email.send');
@@ -208,11 +233,10 @@ describe('approving pending confirmations', () => {
     assert.equal(decision.outcome, 'allow');
     const entry = await entryOnLog(responseHash);
     const statement = entry.envelope.statement;
-    const eli = home.key('approver-eli');
     assert.equal(statement.type, 'human.response');
-    assert.deepEqual(statement.author, { principal: 'approver:eli', keyId: eli.keyId });
+    assert.deepEqual(statement.author, { principal: 'approver:gwen', keyId: gwenKey });
     assert.deepEqual(statement.body, { agentId: 'agent:support-bot', proposal: item.proposalHash, request: item.requestHash, answer: 'approve', assurance: 'self_signed', platformIdentity: null });
-    assert.deepEqual(verifyEnvelopeSignatures(entry.envelope, canonicalJson(statement), nodeEd25519), [eli.keyId]);
+    assert.deepEqual(verifyEnvelopeSignatures(entry.envelope, canonicalJson(statement), nodeEd25519), [gwenKey]);
     assert.deepEqual(pageErrors, []);
     assert.deepEqual(external, [], 'the page loads nothing from elsewhere');
     await page.close();
@@ -233,8 +257,7 @@ describe('approving pending confirmations', () => {
       await route.fulfill({ response: answer });
     });
     await page.goto(`${running.apiUrl}/approve`);
-    await page.locator('#key-text').fill(JSON.stringify({ v: 1, principal: 'approver:dana', keyId: home.key('approver-dana').keyId, seed: Buffer.from(home.key('approver-dana').seed).toString('hex') }));
-    await page.locator('#key-load').click();
+    await browserApprover(page, 'approver:hana');
     const row = page.locator(`li[data-proposal="${item.proposalHash}"]`);
     await row.waitFor();
     await row.locator('button.deny').click();

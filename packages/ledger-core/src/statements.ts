@@ -181,6 +181,8 @@ export const BODY_SCHEMAS = {
     answer: z.enum(['approve', 'deny']),
     assurance: z.enum(['self_signed', 'platform']),
     platformIdentity: ShortText.nullable(),
+    /** Why the approver answered so (a denial's reason), signed with the answer; absent in answers made before it existed. */
+    reason: ShortText.optional(),
   }),
   'timeout.recorded': z.strictObject({ agentId: Principal, proposal: Hash, request: Hash, deadline: Timestamp }),
   'escalation.raised': z.strictObject({

@@ -15,11 +15,13 @@ export type { TopicNames } from './topics.js';
 export { Projector } from './projector/projector.js';
 export { PartitionSequencer } from './sequencer/partition-sequencer.js';
 export { admit } from './sequencer/admission.js';
-export { ocsfRecord } from './siem/siem-exporter.js';
+export { ocsfRecord, OCSF_REQUIRED } from './siem/siem-exporter.js';
+export type { AttemptedOperation } from './siem/siem-exporter.js';
 export { exportCommand } from './commands/export.js';
 export { prng } from './demo/scenarios.js';
 export { fatigueSettingsFromEnv } from './gate/fatigue.js';
-export { approveCommand, parseSessionDuration, sessionGrant, MAX_SESSION_MS, MAX_BATCH_TIER } from './commands/approve.js';
+export type { PendingItem } from './commands/approve.js';
+export { approveCommand, countdownScreen, parseSessionDuration, sessionGrant, MAX_SESSION_MS, MAX_BATCH_TIER } from './commands/approve.js';
 export { rotateRootCommand } from './commands/rotate-root.js';
 export { SignaturePool, signatureVerdict } from './sequencer/signature-pool.js';
 export { GateWorker, DEFAULT_DEADLINES_MS } from './gate/gate-worker.js';
@@ -32,3 +34,22 @@ export type { RateSettings } from './api/rate-limit.js';
 export { StatementTracker } from './api/statement-status.js';
 export { ChunkedTree } from './api/log-index.js';
 export type { StatementStatus } from './api/statement-status.js';
+export { openApiDocument } from './api/openapi.js';
+export {
+  AcceptedSchema,
+  CheckpointSchema,
+  ConsistencySchema,
+  DecisionAnswerSchema,
+  EnforcementListSchema,
+  ErrorBodySchema,
+  GrantListSchema,
+  HealthSchema,
+  PendingListSchema,
+  ProposalDetailSchema,
+  ReadySchema,
+  ReceiptSchema,
+  RefusalMetricsSchema,
+  StatementStatusSchema,
+} from './api/wire-schemas.js';
+export { OperatorMetrics, APPROVAL_LATENCY_BUCKETS } from './api/operator-metrics.js';
+export { ledgerLogLevel, loggerFor } from './logging.js';

@@ -23,6 +23,7 @@ import {
 } from './commands/grant-admin.js';
 import { keyCosignCommand, keyListCommand, keyRegisterCommand, keyRevokeCommand, keySubmitCommand, type KeyRegisterOptions, type KeyWriteOptions } from './commands/key-admin.js';
 import type { AdminOptions } from './commands/admin.js';
+import { cliVersion, configureUsageErrors } from './cli-usage.js';
 
 function wholeNumber(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number');
@@ -42,10 +43,8 @@ const run =
 
 const program = new Command('ledger')
   .description('Signed, hash-chained audit ledger and action firewall for AI agents')
-  .exitOverride()
-  // A usage error is one typed line (BAD_ARGUMENT, exit 2) and a pointer to --help, never a stack trace.
-  .configureOutput({ outputError: (text, write) => write(`ledger: BAD_ARGUMENT: ${text.replace(/^error: /, '')}`) })
-  .showHelpAfterError('(run with --help for usage)');
+  .version(cliVersion(), '-V, --version', 'print the version')
+  .exitOverride();
 
 program
   .command('verify-chain')
@@ -117,7 +116,8 @@ program
   .option('--topic-prefix <prefix>', 'prefix of every topic and consumer group')
   .option('--force', 'replace an existing installation')
   .option('--grant-policy <file>', 'grant policy JSON for genesis (SPEC.md 7.2; default: 1 co-signer for tiers 0-3, 2 for tier 4)')
-  .action(run((opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string }) => initCommand(opts)));
+  .option('--json', 'print one JSON object')
+  .action(run((opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; json?: boolean }) => initCommand(opts)));
 
 program
   .command('serve')
@@ -138,7 +138,8 @@ program
   .description('drive a realistic stream of agent proposals through the running API and print the outcomes')
   .option('--home <dir>', 'installation directory')
   .option('--proposals <n>', 'number of proposals', wholeNumber, 40)
-  .action(run((opts: { home?: string; proposals: number }) => driveCommand(opts)));
+  .option('--json', 'print the summary as one JSON object')
+  .action(run((opts: { home?: string; proposals: number; json?: boolean }) => driveCommand(opts)));
 
 program
   .command('approve')
@@ -149,6 +150,7 @@ program
   .option('--list', 'list the pending items (the default; a live countdown on a terminal)')
   .option('--approve <id>', 'approve the pending proposal whose hash starts with ID')
   .option('--deny <id>', 'deny the pending proposal whose hash starts with ID')
+  .option('--reason <text>', 'with --deny: why (signed into the response, 1 to 256 characters)')
   .option('--batch', 'approve every pending item of tier <= --max-tier (tiers 0-2 only)')
   .option('--max-tier <n>', 'highest tier --batch approves (3 or more is refused)', wholeNumber)
   .option('--json', 'print JSON')
@@ -314,12 +316,28 @@ program
   .action(run((opts: RotateRootOptions) => rotateRootCommand(opts)));
 
 program
+  .command('status')
+  .description('which roles run, whether the broker and Postgres answer, the lag, and the newest checkpoint of every partition (exit 1 when something is down)')
+  .option('--home <dir>', 'installation directory')
+  .option('--api <url>', "API base URL (default: the installation's)")
+  .option('--json', 'print one JSON object')
+  .action(run(async (opts: { home?: string; api?: string; json?: boolean }) => (await import('./commands/status.js')).statusCommand(opts)));
+
+program
+  .command('doctor')
+  .description('check the installation (files, keys, trust root, broker, Postgres, API, clocks) and say how to fix what is wrong (exit 1 when a check fails)')
+  .option('--home <dir>', 'installation directory')
+  .option('--json', 'print one JSON object')
+  .action(run(async (opts: { home?: string; json?: boolean }) => (await import('./commands/doctor.js')).doctorCommand(opts)));
+
+program
   .command('schemas')
   .description('write the JSON Schemas generated from the statement types')
   .requiredOption('--out <dir>', 'directory')
   .option('--check', 'fail when the files on disk differ')
   .action(run((opts: { out: string; check?: boolean }) => schemasCommand(opts)));
 
+configureUsageErrors(program);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
@@ -336,4 +354,4 @@ try {
 }
 process.exitCode = exitCode;
 // Kafka and Postgres clients may hold the event loop open after a command finishes.
-if (process.argv[2] === 'serve') process.exit(exitCode);
+if (['serve', 'status', 'doctor'].includes(process.argv[2] ?? '')) process.exit(exitCode);

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
-import { Registry, Counter, Gauge, collectDefaultMetrics } from 'prom-client';
+import { Registry, Counter, Gauge } from 'prom-client';
+import { collectProcessMetrics } from './api/operator-metrics.js';
 import { createKafkaBus, type LogBus, WriterFencedError } from '@agent-ledger/kafka';
 import { createPool, ensureDatabase, isPostgresUnavailable, migrate } from '@agent-ledger/store';
 import { AuthorityFollower } from './authority-follower.js';
@@ -23,6 +24,7 @@ import { NotifierRole } from './notify/notifier-role.js';
 import { startConfiguredChannels } from './notify/configured-channels.js';
 import { OpenAICompatibleScreener, RulesScreener, type Screener } from '@agent-ledger/screen';
 import { topicNames, topicSpecs } from './topics.js';
+import { lineLogger, loggerFor } from './logging.js';
 
 /** Roles one `ledger serve` process can run. */
 export const ROLES = ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem', 'notify'] as const;
@@ -129,8 +131,12 @@ export function apiEdgeSettings(config: HomeConfig, env: NodeJS.ProcessEnv = pro
   };
 }
 
-function log(message: string): void {
-  process.stderr.write(`[ledger ${new Date().toISOString()}] ${message}\n`);
+/** The roles' log: JSON lines with a level (logging.ts). */
+const log = lineLogger(loggerFor('ledger'));
+
+/** A counter whose value a role keeps (read at scrape time): Prometheus names it `_total` and types it `counter`. */
+function countedBy(registry: Registry, name: string, help: string, value: () => number): void {
+  new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(value()); } });
 }
 
 /**
@@ -165,7 +171,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   }
 
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectProcessMetrics(registry);
   const watch = new DependencyWatch(bus, usesPostgres ? pool : undefined, topics.intake, log);
   watch.start();
   watch.register(registry);
@@ -273,24 +279,24 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       for (const s of sequencers) await s.stop();
     });
     new Gauge({ name: 'ledger_sequencer_entries', help: 'Entries per ledger partition written by this process', labelNames: ['partition'], registers: [registry], collect() { for (const s of sequencers) this.set({ partition: String(s.partition) }, s.size); } });
-    new Gauge({ name: 'ledger_sequencer_rejected_total', help: 'Intake records rejected (recorded as intake.rejected)', registers: [registry], collect() { this.set(sequencers.reduce((n, s) => n + s.counters.rejected, 0)); } });
+    countedBy(registry, 'ledger_sequencer_rejected_total', 'Intake records rejected (recorded as intake.rejected)', () => sequencers.reduce((n, s) => n + s.counters.rejected, 0));
   }
   if (gate !== undefined) {
     await gate.start();
     const g = gate;
     for (const [kp, c] of g.catchUp) log(`gate: events partition ${kp} caught up from offset ${c.from} (${c.read} entries read)`);
     stops.push(() => g.stop());
-    new Gauge({ name: 'ledger_grant_suggestions_total', help: 'grant.suggested statements signed by this gate (identical approvals an admin may turn into a grant)', registers: [registry], collect() { this.set(g.counters.grantSuggestions); } });
-    new Gauge({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { for (const [approver, n] of g.rubberStamps) this.set({ approver }, n); } });
+    countedBy(registry, 'ledger_grant_suggestions_total', 'grant.suggested statements signed by this gate (identical approvals an admin may turn into a grant)', () => g.counters.grantSuggestions);
+    new Counter({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { this.reset(); for (const [approver, n] of g.rubberStamps) this.inc({ approver }, n); } });
     // Liveness: admitted proposals with no final decision 30 s after it was due (should stay 0).
     new Gauge({ name: 'ledger_overdue_proposals', help: 'Admitted proposals without a final decision 30 s past their due time (first decision: at once; final: the request deadline)', registers: [registry], collect() { this.set(g.overdueProposals()); } });
-    new Gauge({ name: 'ledger_gate_commit_failures_total', help: 'Gate batches that failed (a commit, the pre-screen or the authority stream): the batch is redelivered and what it did not commit is decided again', registers: [registry], collect() { this.set(g.counters.commitFailures); } });
+    countedBy(registry, 'ledger_gate_commit_failures_total', 'Gate batches that failed (a commit, the pre-screen or the authority stream): the batch is redelivered and what it did not commit is decided again', () => g.counters.commitFailures);
   }
   if (has('timer')) {
     const timer = new DeadlineTimer(bus, home.key('timer'), topics);
     await timer.start(topics.group(`timer-${process.pid}`));
     stops.push(() => timer.stop());
-    new Gauge({ name: 'ledger_timer_tick_failures_total', help: 'Timer ticks whose publish failed (retried at the next tick)', registers: [registry], collect() { this.set(timer.counters.tickFailures); } });
+    countedBy(registry, 'ledger_timer_tick_failures_total', 'Timer ticks whose publish failed (retried at the next tick)', () => timer.counters.tickFailures);
   }
   if (has('projector')) {
     projector = new Projector(bus, pool, config.eventPartitions, topics);

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { Hash } from '@agent-ledger/core';
 import type { LogIndex } from './log-index.js';
+import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { badArgument, errorBody, notFound } from './errors.js';
 
 /** What the approval routes need from the API process. */
@@ -105,6 +106,7 @@ async function entryWhenIndexed(logIndex: LogIndex, partition: number, index: nu
  *   allow-list of static files.
  */
 export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRouteDeps): void {
+  registerPendingStream(app, deps.pool);
   const files = staticFiles();
   for (const [route, file] of files) {
     app.get(route, async (_req, reply) => reply.headers(SECURITY_HEADERS).type(file.type).send(file.bytes));
@@ -146,5 +148,86 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRoute
       entry,
       request: request === undefined ? null : await entryWhenIndexed(deps.logIndex, request.partition, request.index),
     };
+  });
+}
+
+/** How often the queue is looked at for the live stream, and how often an idle stream says it is alive. */
+const STREAM_POLL_MS = 1000;
+const STREAM_KEEPALIVE_MS = 15_000;
+/** Open live streams at most: each holds a socket. */
+const MAX_STREAMS = 256;
+
+/**
+ * `GET /v1/pending/stream`: server-sent events (text/event-stream) for the
+ * approval page. An `event: pending` with `{count}` is sent at once and
+ * whenever the open queue changes (a request added, answered, approved by
+ * one more approver, or timed out). One poller serves every open stream: one
+ * query a second while any page is open, none otherwise.
+ */
+function registerPendingStream(app: FastifyInstance, pool: pg.Pool): void {
+  const streams = new Set<(event: string) => void>();
+  let last = '';
+  let poller: NodeJS.Timeout | undefined;
+  let keepalive: NodeJS.Timeout | undefined;
+  let polling = false;
+  const snapshot = async (): Promise<{ key: string; count: number }> => {
+    const result = await pool.query(`SELECT request_hash, approved_by FROM pending_approvals WHERE status = 'pending' AND deadline > now() ORDER BY request_hash`);
+    return { key: JSON.stringify(result.rows), count: result.rowCount ?? 0 };
+  };
+  const poll = async (): Promise<void> => {
+    if (polling) return;
+    polling = true;
+    try {
+      const now = await snapshot();
+      if (now.key !== last) {
+        last = now.key;
+        const event = `event: pending\ndata: ${JSON.stringify({ count: now.count })}\n\n`;
+        for (const send of streams) send(event);
+      }
+    } catch {
+      // Postgres unavailable: the streams stay open and catch up when it answers.
+    } finally {
+      polling = false;
+    }
+  };
+  const stopTimers = (): void => {
+    clearInterval(poller);
+    clearInterval(keepalive);
+    poller = undefined;
+    keepalive = undefined;
+  };
+  app.addHook('onClose', async () => {
+    stopTimers();
+    for (const send of streams) send('');
+  });
+  app.get('/v1/pending/stream', async (req, reply) => {
+    if (streams.size >= MAX_STREAMS) return reply.code(503).send(errorBody(new OperationalError(OperationalCode.UNAVAILABLE, 'too many live streams open', { retryable: true })));
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', connection: 'keep-alive' });
+    raw.write('retry: 2000\n\n');
+    const send = (event: string): void => {
+      if (event === '') raw.end();
+      else raw.write(event);
+    };
+    streams.add(send);
+    req.raw.once('close', () => {
+      streams.delete(send);
+      if (streams.size === 0) stopTimers();
+    });
+    // The first event at once, from a fresh look (not the shared last one).
+    try {
+      const now = await snapshot();
+      raw.write(`event: pending\ndata: ${JSON.stringify({ count: now.count })}\n\n`);
+    } catch {
+      raw.write(`event: pending\ndata: {"count":null}\n\n`);
+    }
+    poller ??= setInterval(() => {
+      poll().catch(() => undefined);
+    }, STREAM_POLL_MS);
+    keepalive ??= setInterval(() => {
+      for (const s of streams) s(': keepalive\n\n');
+    }, STREAM_KEEPALIVE_MS);
+    return reply;
   });
 }

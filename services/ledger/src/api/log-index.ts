@@ -212,6 +212,8 @@ interface PartitionIndex {
   checkpoints: { size: number; note: string }[];
   /** Kafka offset of the next record to index. */
   next: string | undefined;
+  /** When the newest checkpoint was sealed (Unix ms, from its record), if the record says. */
+  sealedAtMs?: number;
 }
 
 /** Told about every entry as it is indexed from the log, in log order per partition (not about entries loaded from the projection at start). */
@@ -407,14 +409,18 @@ export class LogIndex {
 
   #addCheckpoint(partition: number, value: Buffer): void {
     const index = this.#partition(partition);
-    let cp: { size?: unknown; note?: unknown };
+    let cp: { size?: unknown; note?: unknown; sealedAt?: unknown };
     try {
-      cp = JSON.parse(value.toString('utf8')) as { size?: unknown; note?: unknown };
+      cp = JSON.parse(value.toString('utf8')) as { size?: unknown; note?: unknown; sealedAt?: unknown };
     } catch {
       return;
     }
     if (typeof cp.size !== 'number' || typeof cp.note !== 'string') return;
-    if (cp.size > (index.checkpoints.at(-1)?.size ?? 0)) index.checkpoints.push({ size: cp.size, note: cp.note });
+    if (cp.size > (index.checkpoints.at(-1)?.size ?? 0)) {
+      index.checkpoints.push({ size: cp.size, note: cp.note });
+      const sealedAt = typeof cp.sealedAt === 'string' ? Date.parse(cp.sealedAt) : Number.NaN;
+      if (Number.isFinite(sealedAt)) index.sealedAtMs = sealedAt;
+    }
     if (index.checkpoints.length > CHECKPOINTS_KEPT) index.checkpoints.shift();
   }
 
@@ -448,6 +454,16 @@ export class LogIndex {
   /** The newest checkpoint of a partition. */
   latestCheckpoint(partition: number): { size: number; note: string } | undefined {
     return this.#partitions.get(partition)?.checkpoints.at(-1);
+  }
+
+  /** When the newest checkpoint of a partition was sealed (Unix ms), when known. */
+  latestSealedAt(partition: number): number | undefined {
+    return this.#partitions.get(partition)?.sealedAtMs;
+  }
+
+  /** Ledger partitions this index has seen entries or checkpoints of. */
+  partitions(): number[] {
+    return [...this.#partitions.keys()].sort((a, b) => a - b);
   }
 
   /** The newest checkpoints of a partition (at most 64), oldest first. */

@@ -1,73 +1,232 @@
 import { z } from 'zod';
-import { KNOWN_CODES } from '@agent-ledger/refusals';
 import { EnvelopeSchema } from '@agent-ledger/core';
 import { DecisionTrailSchema, GrantTrailSchema } from './trail-schema.js';
+import {
+  AcceptedSchema,
+  CheckpointSchema,
+  ConsistencySchema,
+  DecisionAnswerSchema,
+  EnforcementListSchema,
+  ErrorBodySchema,
+  GrantListSchema,
+  HealthSchema,
+  PendingListSchema,
+  ProposalDetailSchema,
+  ReadySchema,
+  ReceiptSchema,
+  RefusalMetricsSchema,
+  StatementStatusSchema,
+} from './wire-schemas.js';
 
-const errorSchema = {
-  type: 'object',
-  required: ['error'],
-  properties: { error: { type: 'object', required: ['code', 'message', 'retryable'], properties: { code: { type: 'string', enum: [...KNOWN_CODES] }, message: { type: 'string' }, retryable: { type: 'boolean' } } } },
-};
-const refusal = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
-const json = (description: string, schema: string) => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } });
-const toSchema = (schema: z.ZodType): Record<string, unknown> => z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as Record<string, unknown>;
+/** A zod schema as a JSON Schema 2020-12 object (the dialect of OpenAPI 3.1), without its `$schema` member. */
+function toSchema(schema: z.ZodType, io: 'input' | 'output' = 'output'): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
 
-/** The OpenAPI 3.1 document of the HTTP API (request schemas generated from the zod sources). */
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const error = (description: string) => ({ description, content: { 'application/json': { schema: ref('Error') } } });
+const json = (description: string, schema: string) => ({ description, content: { 'application/json': { schema: ref(schema) } } });
+
+const hashParam = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } });
+const wholeParam = (name: string, where: 'path' | 'query', description: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  in: where,
+  ...(where === 'path' ? { required: true } : {}),
+  description,
+  schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999, ...extra },
+});
+const limitParam = (description: string, maximum: number) => wholeParam('limit', 'query', description, { minimum: 1, maximum });
+const agentParam = { name: 'agentId', in: 'query', description: 'only this agent (a principal, e.g. agent:billing-bot)', schema: { type: 'string', minLength: 1, maxLength: 128 } };
+
+/** Every route answers a bad path or query value with BAD_ARGUMENT, and a wrong Host with 421. */
+const common = { '400': error('BAD_ARGUMENT: a path or query value is malformed, repeated or too long'), '421': error('BAD_ARGUMENT: the Host is not served here') };
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API: request and response schemas are
+ * generated from the zod sources (trail-schema.ts, wire-schemas.ts, the
+ * core's Envelope and Entry), so the document cannot drift from what the
+ * routes parse and the tests check. Checked by a strict OpenAPI validator in
+ * test/src/openapi.int.test.ts.
+ */
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
-    info: { title: 'agent-ledger API', version: '1.0.0', description: 'Signed, hash-chained audit ledger and action firewall for AI agents.' },
+    info: { title: 'agent-ledger API', version: '1.0.0', description: 'Signed, hash-chained audit ledger and action firewall for AI agents.', license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
+    servers: [{ url: '/', description: 'this installation' }],
+    tags: [{ name: 'statements' }, { name: 'decisions' }, { name: 'approvals' }, { name: 'grants' }, { name: 'log' }, { name: 'operations' }],
     components: {
       schemas: {
-        Envelope: z.toJSONSchema(EnvelopeSchema, { target: 'draft-2020-12' }),
-        Error: errorSchema,
-        GrantTrail: toSchema(GrantTrailSchema),
+        Envelope: toSchema(EnvelopeSchema, 'input'),
+        Error: toSchema(ErrorBodySchema),
+        Accepted: toSchema(AcceptedSchema),
+        StatementStatus: toSchema(StatementStatusSchema),
+        DecisionAnswer: toSchema(DecisionAnswerSchema),
         DecisionTrail: toSchema(DecisionTrailSchema),
+        GrantTrail: toSchema(GrantTrailSchema),
+        GrantList: toSchema(GrantListSchema),
+        PendingList: toSchema(PendingListSchema),
+        ProposalDetail: toSchema(ProposalDetailSchema),
+        RefusalMetrics: toSchema(RefusalMetricsSchema),
+        EnforcementList: toSchema(EnforcementListSchema),
+        Checkpoint: toSchema(CheckpointSchema),
+        Receipt: toSchema(ReceiptSchema),
+        Consistency: toSchema(ConsistencySchema),
+        Health: toSchema(HealthSchema),
+        Ready: toSchema(ReadySchema),
       },
     },
     paths: {
       '/v1/statements': {
         post: {
+          operationId: 'submitStatement',
+          tags: ['statements'],
           summary: 'Submit a signed statement (proposal, human response, grant write, key write) for sequencing',
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
-          responses: { '202': { description: 'Accepted for intake: {id, statementHash, partition, status}' }, '400': refusal('SCHEMA_INVALID'), '401': refusal('INVALID_SIGNATURE or KEY_UNKNOWN'), '403': refusal('KEY_REVOKED, KEY_ROLE or POLICY_VIOLATION (recorded as intake.rejected)'), '409': refusal('REPLAY (stale, future or already submitted) or STALE_APPROVAL (the request is closed), recorded as intake.rejected'), '415': refusal('BAD_ARGUMENT: a Content-Encoding other than identity'), '429': refusal('RATE_LIMIT: the principal is over its budget'), '503': refusal('UNAVAILABLE: the broker cannot be reached or the ledger is not sequencing; retry') },
+          requestBody: { required: true, content: { 'application/json': { schema: ref('Envelope') } } },
+          responses: {
+            '202': json('Accepted for intake', 'Accepted'),
+            '400': error('SCHEMA_INVALID'),
+            '401': error('INVALID_SIGNATURE or KEY_UNKNOWN'),
+            '403': error('KEY_REVOKED, KEY_ROLE or POLICY_VIOLATION (recorded as intake.rejected)'),
+            '409': error('REPLAY (stale, future or already submitted) or STALE_APPROVAL (the request is closed), recorded as intake.rejected'),
+            '415': error('BAD_ARGUMENT: a Content-Encoding other than identity'),
+            '421': common['421'],
+            '429': error('RATE_LIMIT: the principal is over its budget'),
+            '503': error('UNAVAILABLE: the broker cannot be reached or the ledger is not sequencing; retry'),
+          },
+        },
+      },
+      '/v1/statements/{id}': {
+        get: {
+          operationId: 'getStatementStatus',
+          tags: ['statements'],
+          summary: 'What became of a statement this API accepted: pending, admitted at an index, rejected by the sequencer (with its code), or refused by the API',
+          parameters: [{ name: 'id', in: 'path', required: true, description: 'the statement id (lower-case UUIDv7)', schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' } }],
+          responses: { '200': json('The statement status', 'StatementStatus'), ...common, '404': error('NOT_FOUND: not submitted here, or no longer kept') },
         },
       },
       '/v1/decisions/{proposal}': {
         get: {
+          operationId: 'getDecision',
+          tags: ['decisions'],
           summary: "Long-poll one proposal's final decision (woken by Postgres LISTEN/NOTIFY)",
-          parameters: [{ name: 'proposal', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, { name: 'waitMs', in: 'query', schema: { type: 'integer', maximum: 60000 } }],
-          responses: { '200': { description: 'The decision' }, '202': { description: 'No decision yet' }, '400': refusal('BAD_ARGUMENT') },
+          parameters: [hashParam('proposal', "the proposal's statement hash"), wholeParam('waitMs', 'query', 'milliseconds to wait for the decision (at most 60000); 0 answers at once', { maximum: 60000 })],
+          responses: { '200': json('The decision and its signed entry', 'DecisionAnswer'), '202': json('No decision yet (decision is null)', 'DecisionAnswer'), ...common },
         },
       },
       '/v1/decisions/{proposal}/trail': {
         get: {
+          operationId: 'getDecisionTrail',
+          tags: ['decisions', 'grants'],
           summary: "A proposal's final decision and the grant chain behind it: the cited grant with its events, then its parent, up to the root grant (empty when no grant was cited)",
-          parameters: [{ name: 'proposal', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
-          responses: { '200': json('The decision and its grant chain', 'DecisionTrail'), '400': refusal('BAD_ARGUMENT'), '404': refusal('NOT_FOUND: no final decision (yet)') },
+          parameters: [hashParam('proposal', "the proposal's statement hash")],
+          responses: { '200': json('The decision and its grant chain', 'DecisionTrail'), ...common, '404': error('NOT_FOUND: no final decision (yet)') },
+        },
+      },
+      '/v1/proposals/{hash}': {
+        get: {
+          operationId: 'getProposal',
+          tags: ['approvals'],
+          summary: 'The signed proposal.submitted entry as the log holds it, and the newest confirmation.requested entry about it: what an approver checks before answering',
+          parameters: [hashParam('hash', "the proposal's statement hash")],
+          responses: { '200': json('The proposal entry and its confirmation request', 'ProposalDetail'), ...common, '404': error('NOT_FOUND: no such proposal on the log (yet)') },
+        },
+      },
+      '/v1/pending': {
+        get: {
+          operationId: 'listPending',
+          tags: ['approvals'],
+          summary: 'The pending-approval queue, soonest deadline first',
+          parameters: [limitParam('rows to list (default 100, at most 1000)', 1000)],
+          responses: { '200': json('Open confirmation requests', 'PendingList'), ...common },
+        },
+      },
+      '/v1/pending/stream': {
+        get: {
+          operationId: 'streamPending',
+          tags: ['approvals'],
+          summary: 'Server-sent events: `event: pending` with `{count}` at once and whenever the open queue changes',
+          responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '421': common['421'], '503': error('UNAVAILABLE: too many live streams open') },
+        },
+      },
+      '/v1/grants': {
+        get: {
+          operationId: 'listGrants',
+          tags: ['grants'],
+          summary: 'The grant table',
+          parameters: [agentParam],
+          responses: { '200': json('Grants with provenance', 'GrantList'), ...common },
         },
       },
       '/v1/grants/{grantId}/trail': {
         get: {
+          operationId: 'getGrantTrail',
+          tags: ['grants'],
           summary: "A grant's paper trail: its row, its events in ledger order (proposed, co-signed, re-authorised, revoked, with authority indexes), its parent chain, the grants derived from it and the decisions that cited it",
           parameters: [
-            { name: 'grantId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } },
-            { name: 'limit', in: 'query', description: 'decision records listed (all are counted); default 1000', schema: { type: 'integer', minimum: 1, maximum: 10000 } },
+            { name: 'grantId', in: 'path', required: true, description: 'the grant id', schema: { type: 'string', minLength: 1, maxLength: 256 } },
+            limitParam('decision records listed (all are counted); default 1000', 10000),
           ],
-          responses: { '200': json('The trail', 'GrantTrail'), '400': refusal('BAD_ARGUMENT'), '404': refusal('NOT_FOUND: no such grant (yet)') },
+          responses: { '200': json('The trail', 'GrantTrail'), ...common, '404': error('NOT_FOUND: no such grant (yet)') },
         },
       },
-      '/v1/pending': { get: { summary: 'The pending-approval queue', responses: { '200': { description: 'Pending confirmations' } } } },
-      '/v1/grants': { get: { summary: 'The grant table', responses: { '200': { description: 'Grants with provenance' } } } },
-      '/v1/refusals/metrics': { get: { summary: 'Refusals by code and minute', responses: { '200': { description: 'Counts' } } } },
-      '/v1/enforcement': { get: { summary: 'Enforcement records (decisions)', responses: { '200': { description: 'Records' } } } },
-      '/v1/checkpoints/latest': { get: { summary: "A partition's newest signed checkpoint", responses: { '200': { description: 'C2SP signed note' }, '404': refusal('NOT_FOUND: none yet') } } },
-      '/v1/statements/{id}': { get: { summary: 'What became of a statement this API accepted: pending, admitted at an index, rejected by the sequencer (with its code), or refused by the API', responses: { '200': { description: '{id, status, ...}' }, '400': refusal('BAD_ARGUMENT'), '404': refusal('NOT_FOUND') } } },
-      '/v1/receipts/{partition}/{index}': { get: { summary: 'Entry + inclusion proof + checkpoint', responses: { '200': { description: 'Receipt (SPEC.md section 10)' }, '404': refusal('NOT_FOUND: not checkpointed yet') } } },
-      '/v1/consistency': { get: { summary: 'RFC 9162 consistency proof between two sizes', responses: { '200': { description: 'Proof' }, '400': refusal('BAD_ARGUMENT') } } },
-      '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format' } } } },
-      '/healthz': { get: { summary: 'Health (503 when a projection partition halted on INTEGRITY_FAILURE)', responses: { '200': { description: 'ok' }, '503': { description: 'unhealthy' } } } },
-      '/readyz': { get: { summary: 'Readiness', responses: { '200': { description: 'ready' }, '503': { description: 'not ready' } } } },
+      '/v1/refusals/metrics': {
+        get: { operationId: 'getRefusalMetrics', tags: ['operations'], summary: 'Refusals by code and minute, oldest first', responses: { '200': json('Counts', 'RefusalMetrics'), ...common } },
+      },
+      '/v1/enforcement': {
+        get: {
+          operationId: 'listEnforcementRecords',
+          tags: ['decisions'],
+          summary: 'Enforcement records (decisions), newest first',
+          parameters: [agentParam, limitParam('records to list (default 100, at most 1000)', 1000)],
+          responses: { '200': json('Records', 'EnforcementList'), ...common },
+        },
+      },
+      '/v1/checkpoints/latest': {
+        get: {
+          operationId: 'getLatestCheckpoint',
+          tags: ['log'],
+          summary: "A partition's newest signed checkpoint",
+          parameters: [wholeParam('partition', 'query', 'ledger partition (default 0, the authority stream)')],
+          responses: { '200': json('The C2SP signed note', 'Checkpoint'), ...common, '404': error('NOT_FOUND: none yet') },
+        },
+      },
+      '/v1/receipts/{partition}/{index}': {
+        get: {
+          operationId: 'getReceipt',
+          tags: ['log'],
+          summary: 'Entry, inclusion proof and covering checkpoint',
+          parameters: [wholeParam('partition', 'path', 'ledger partition'), wholeParam('index', 'path', 'entry index in the partition')],
+          responses: { '200': json('Receipt (SPEC.md section 10)', 'Receipt'), ...common, '404': error('NOT_FOUND: not checkpointed yet') },
+        },
+      },
+      '/v1/consistency': {
+        get: {
+          operationId: 'getConsistencyProof',
+          tags: ['log'],
+          summary: 'RFC 9162 consistency proof between two tree sizes of a partition',
+          parameters: [wholeParam('partition', 'query', 'ledger partition (default 0)'), wholeParam('from', 'query', 'the older tree size (default 0)'), wholeParam('to', 'query', 'the newer tree size (default: the current size)')],
+          responses: { '200': json('Proof', 'Consistency'), ...common },
+        },
+      },
+      '/metrics': {
+        get: { operationId: 'getMetrics', tags: ['operations'], summary: 'Prometheus metrics', responses: { '200': { description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } } } },
+      },
+      '/healthz': {
+        get: { operationId: 'getHealth', tags: ['operations'], summary: 'Health (503 when a projection partition halted on INTEGRITY_FAILURE)', responses: { '200': json('healthy', 'Health'), '503': json('unhealthy', 'Health') } },
+      },
+      '/readyz': {
+        get: { operationId: 'getReadiness', tags: ['operations'], summary: 'Readiness: Postgres, the broker, the decision listener and the authority follower answer', responses: { '200': json('ready', 'Ready'), '503': error('UNAVAILABLE: a dependency is down') } },
+      },
+      '/': {
+        get: { operationId: 'getLandingPage', tags: ['operations'], summary: 'Landing page for operators: links to the dashboard, the approval page, this document and the metrics', responses: { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } } },
+      },
+      '/dashboard': {
+        get: { operationId: 'getDashboard', tags: ['operations'], summary: 'Operator dashboard: server-rendered SVG of the pending queue, decisions and refusals per minute, approval latency and checkpoint health (no script)', responses: { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } } },
+      },
+      '/openapi.json': {
+        get: { operationId: 'getOpenApiDocument', tags: ['operations'], summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } } },
+      },
     },
   };
 }

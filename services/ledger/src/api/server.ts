@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type pg from 'pg';
-import { Registry, Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
+import { Registry, Counter, Gauge, Histogram } from 'prom-client';
 import { LedgerError, OperationalCode, OperationalError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
 import {
   EnvelopeSchema,
@@ -39,6 +39,9 @@ import { HostAllowList } from './host-allow-list.js';
 import { RateLimiter, type RateSettings } from './rate-limit.js';
 import { StatementTracker, sequencedStatus } from './statement-status.js';
 import { REFUSED_DETAIL_HEADER, REFUSED_HEADER } from '../sequencer/partition-sequencer.js';
+import { lineLogger, loggerFor } from '../logging.js';
+import { OperatorMetrics, collectProcessMetrics } from './operator-metrics.js';
+import { registerDashboardRoutes } from './web/dashboard.js';
 
 /** What the API needs from the rest of the process. */
 export interface ApiDeps {
@@ -111,8 +114,9 @@ const FASTIFY_ERRORS: Readonly<Record<string, { status: number; error: () => Api
  */
 export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; close: () => Promise<void>; tracker: StatementTracker }> {
   const registry = deps.registry ?? new Registry();
-  if (deps.registry === undefined) collectDefaultMetrics({ register: registry });
-  const log = deps.log ?? ((message: string) => process.stderr.write(`[ledger ${new Date().toISOString()}] ${message}\n`));
+  if (deps.registry === undefined) collectProcessMetrics(registry);
+  const requestLog = loggerFor('api');
+  const log = deps.log ?? lineLogger(requestLog);
   const submitted = new Counter({ name: 'ledger_api_statements_total', help: 'Statements accepted for intake, by type', labelNames: ['type'], registers: [registry] });
   const refused = new Counter({ name: 'ledger_api_refusals_total', help: 'Requests refused, by reason code (refusals only)', labelNames: ['code'], registers: [registry] });
   const operational = new Counter({ name: 'ledger_api_operational_errors_total', help: 'Requests that failed for an operational reason (outage, bad argument, internal error), by operational code', labelNames: ['code'], registers: [registry] });
@@ -121,6 +125,8 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   const waitSeconds = new Histogram({ name: 'ledger_api_decision_wait_seconds', help: 'Time a long-poll waited for its decision', buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
   new Gauge({ name: 'ledger_authority_index', help: 'Authority entries folded by this process', registers: [registry], collect() { try { this.set(deps.follower.current().size); } catch { /* the follower failed: /readyz says so */ } } });
 
+  const operatorMetrics = new OperatorMetrics(registry, deps.pool, deps.logIndex, deps.eventPartitions);
+  deps.logIndex.onEntry((_partition, entry) => operatorMetrics.observe(entry));
   const tracker = new StatementTracker();
   new Gauge({ name: 'ledger_api_pending_statements', help: 'Statements this API accepted that the sequencer has not written yet', registers: [registry], collect() { this.set(tracker.pendingCount); } });
   new Gauge({ name: 'ledger_api_oldest_pending_seconds', help: 'How long the oldest accepted, unsequenced statement has waited', registers: [registry], collect() { this.set(tracker.oldestPendingMs(Date.now()) / 1000); } });
@@ -175,6 +181,10 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     return fail(reply, new OperationalError(OperationalCode.INTERNAL, 'internal error', { cause: err, retryable: true }));
   });
   app.setNotFoundHandler((_req, reply) => fail(reply, notFound('no such route')));
+  // One structured line per request: method, route, status and time taken (the query string is left out: it may name agents).
+  app.addHook('onResponse', async (req, reply) => {
+    requestLog.info({ method: req.method, route: req.routeOptions.url ?? null, path: req.url.split('?')[0]?.slice(0, 200), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: req.ip }, 'request');
+  });
 
   // Every request: the Host must be one this API serves (a page elsewhere cannot reach it by DNS rebinding),
   // and its body must not be compressed (the byte limits apply to what arrives).
@@ -498,6 +508,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   });
   app.get('/openapi.json', async () => openApiDocument());
   registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex });
+  registerDashboardRoutes(app, { pool: deps.pool, metrics: operatorMetrics, origin: deps.origin, health: deps.health });
 
   return {
     app,

@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createLogUpdate } from 'log-update';
 import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { LedgerClient } from '@agent-ledger/client';
 import {
@@ -26,6 +27,8 @@ export interface ApproveOptions {
   readonly list?: boolean;
   readonly approve?: string;
   readonly deny?: string;
+  /** With `--deny`: why, signed into the response (1 to 256 characters). */
+  readonly reason?: string;
   readonly batch?: boolean;
   readonly maxTier?: number;
   readonly json?: boolean;
@@ -233,6 +236,39 @@ function serviceKeysOf(home: LedgerHome): Set<string> {
   return new Set(home.genesis().statement.body.keys.filter((k) => k.roles.includes('service') || k.roles.includes('gate')).map((k) => k.keyId));
 }
 
+/** Lines of the live queue at `nowMs`. */
+function queueLines(items: readonly PendingItem[], nowMs: number): string[] {
+  const lines = items.length === 0 ? ['nothing is waiting for a human'] : items.flatMap((i) => describe(i, nowMs));
+  lines.push('(Ctrl-C to stop; answer with: ledger approve --approve ID | --deny ID)');
+  return lines;
+}
+
+/**
+ * The live countdown's screen on a terminal stream: each frame replaces the
+ * previous one in place. Lines longer than the terminal are wrapped at its
+ * width (the stream's `columns`, read at every frame) and the erase counts
+ * those wrapped rows, so a wrapped line leaves no stale copy behind
+ * (log-update). Frames taller than the terminal are clipped to its height.
+ */
+export function countdownScreen(stream: NodeJS.WriteStream): { draw(items: readonly PendingItem[], nowMs: number): void; done(): void } {
+  // A pseudo-terminal whose size was never set (script, some CI runners) reports 0 x 0: read as 80 columns, no height limit.
+  const sized = {
+    isTTY: stream.isTTY,
+    get columns() {
+      return stream.columns > 0 ? stream.columns : 80;
+    },
+    get rows() {
+      return stream.rows > 0 ? stream.rows : 10_000;
+    },
+    write: (chunk: string) => stream.write(chunk),
+  } as unknown as NodeJS.WriteStream;
+  const update = createLogUpdate(sized, { showCursor: true });
+  return {
+    draw: (items, nowMs) => update(queueLines(items, nowMs).join('\n')),
+    done: () => update.done(),
+  };
+}
+
 /**
  * Prints the queue with a live countdown while stdout is a terminal
  * (redrawn every second, the queue re-read every two), until the queue is
@@ -240,25 +276,21 @@ function serviceKeysOf(home: LedgerHome): Set<string> {
  */
 async function liveList(baseUrl: string, serviceKeys: ReadonlySet<string>, first: PendingItem[]): Promise<void> {
   let items = first;
-  let drawn = 0;
   let stop = false;
   const interrupt = (): void => {
     stop = true;
   };
   process.once('SIGINT', interrupt);
+  const screen = countdownScreen(process.stdout);
   try {
     for (let tick = 0; !stop; tick++) {
-      const now = Date.now();
-      const lines = items.length === 0 ? ['nothing is waiting for a human'] : items.flatMap((i) => describe(i, now));
-      lines.push('(Ctrl-C to stop; answer with: ledger approve --approve ID | --deny ID)');
-      if (drawn > 0) process.stdout.write(`\x1b[${drawn}A\x1b[0J`);
-      process.stdout.write(`${lines.join('\n')}\n`);
-      drawn = lines.length;
+      screen.draw(items, Date.now());
       if (items.length === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 1000));
       if (tick % 2 === 1) items = (await loadPending(baseUrl, serviceKeys)).filter((i) => Date.parse(i.deadline) > Date.now());
     }
   } finally {
+    screen.done();
     process.removeListener('SIGINT', interrupt);
   }
 }
@@ -302,6 +334,8 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
   if (options.maxTier !== undefined && options.batch !== true) throw new UsageError('--max-tier goes with --batch');
   if (options.session !== undefined && options.approve === undefined) throw new UsageError('--session goes with --approve ID (one item at a time)');
   if (options.admin !== undefined && options.session === undefined) throw new UsageError('--admin goes with --session');
+  if (options.reason !== undefined && options.deny === undefined) throw new UsageError('--reason goes with --deny ID');
+  if (options.reason !== undefined && (options.reason.length < 1 || options.reason.length > 256)) throw new UsageError('--reason is 1 to 256 characters');
   const sessionMs = options.session === undefined ? undefined : parseSessionDuration(options.session);
   if (options.batch === true) {
     if (options.maxTier === undefined) throw new UsageError('--batch needs --max-tier N (at most 2)');
@@ -343,9 +377,9 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
       throw new LedgerError(ReasonCode.POLICY_VIOLATION, `${signer.principal} already approved ${item.proposalHash.slice(0, 12)}; it needs another approver`);
     }
     if (options.json !== true) process.stdout.write(`${describe(item, Date.now()).join('\n')}\n`);
-    const body: BodyOf<'human.response'> = { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null };
+    const body: BodyOf<'human.response'> = { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null, ...(options.reason === undefined ? {} : { reason: options.reason }) };
     const submitted = await client.submit(client.sign('human.response', body));
-    const record: Record<string, unknown> = { proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, statementHash: submitted.statementHash, by: signer.principal };
+    const record: Record<string, unknown> = { proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, ...(options.reason === undefined ? {} : { reason: options.reason }), statementHash: submitted.statementHash, by: signer.principal };
     answered.push(record);
     if (options.json !== true) process.stdout.write(`  ${verdict === 'approve' ? 'approved' : 'denied'} by ${signer.principal}: statement ${submitted.statementHash}\n`);
     if (sessionMs !== undefined) record.session = await requestSession(item, sessionMs, proposer, { baseUrl, serviceKeys, json: options.json === true });

@@ -4,7 +4,7 @@ import { LedgerHome, initHome, readGrantPolicy } from '../home.js';
 import { ROLES, serve, type ServeRole } from '../serve.js';
 
 /** `ledger init`: creates the local installation (keys, genesis, trust root, configuration). */
-export function initCommand(options: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string }): number {
+export function initCommand(options: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; json?: boolean }): number {
   const dir = options.home ?? LedgerHome.defaultDir();
   const existed = LedgerHome.exists(dir);
   const home = initHome(dir, {
@@ -14,7 +14,12 @@ export function initCommand(options: { home?: string; origin?: string; partition
     ...(options.force === undefined ? {} : { force: options.force }),
     ...(options.grantPolicy === undefined ? {} : { grantPolicy: readGrantPolicy(options.grantPolicy) }),
   });
-  process.stdout.write(`${existed && options.force !== true ? 'using existing' : 'initialised'} ledger home ${home.dir} (origin ${home.config.origin}, trust root ${home.dir}/trust-root.json)\n`);
+  const created = !(existed && options.force !== true);
+  if (options.json === true) {
+    process.stdout.write(`${JSON.stringify({ ok: true, created, home: home.dir, origin: home.config.origin, trustRoot: `${home.dir}/trust-root.json`, eventPartitions: home.config.eventPartitions, topicPrefix: home.config.topicPrefix, apiUrl: home.apiUrl() })}\n`);
+  } else {
+    process.stdout.write(`${created ? 'initialised' : 'using existing'} ledger home ${home.dir} (origin ${home.config.origin}, trust root ${home.dir}/trust-root.json)\n`);
+  }
   return Exit.ok;
 }
 
@@ -39,9 +44,14 @@ export async function serveCommand(options: { home?: string; target: string[] })
 }
 
 /** `ledger drive --proposals N`: a realistic stream of proposals through the running API. */
-export async function driveCommand(options: { home?: string; proposals: number }): Promise<number> {
+export async function driveCommand(options: { home?: string; proposals: number; json?: boolean }): Promise<number> {
   const home = LedgerHome.open(options.home);
-  const summary = await drive(home, { proposals: options.proposals, log: (line) => process.stdout.write(`${line}\n`) });
+  const json = options.json === true;
+  const summary = await drive(home, { proposals: options.proposals, log: (line) => (json ? undefined : process.stdout.write(`${line}\n`)) });
+  if (json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return Exit.ok;
+  }
   const fmt = (counts: Record<string, number>): string => Object.entries(counts).sort().map(([k, v]) => `${k}=${v}`).join(' ') || 'none';
   process.stdout.write(
     [

@@ -4,8 +4,10 @@
 // checks the agent's signature, so what the approver reads is exactly what
 // the agent signed. It then builds the `human.response` statement exactly as
 // the core does (schemas/SPEC.md section 4: RFC 8785 canonical bytes, the
-// domain-separated signing message), signs it with @noble/ed25519, verifies
-// the signature by the system's verdict rule (SPEC.md section 3), and POSTs
+// domain-separated signing message), signs it with the approver's
+// non-extractable WebCrypto Ed25519 key kept in this browser, verifies the
+// signature by the system's verdict rule (SPEC.md section 3, with
+// @noble/ed25519's point arithmetic), and POSTs
 // the envelope to /v1/statements, where the ledger judges it like any other.
 import * as ed from './vendor/noble-ed25519.js';
 import { sha256, sha512 } from './vendor/noble-hashes/sha2.js';
@@ -15,7 +17,6 @@ if (ed.hashes.sha512 === undefined) ed.hashes.sha512 = sha512;
 const SIGNING_CONTEXT = 'agent-ledger/statement/v1\n';
 const L = (1n << 252n) + 27742317777372353535851937790883648493n;
 const HEX64 = /^[0-9a-f]{64}$/;
-const PRINCIPAL = /^[a-z][a-z0-9-]{0,31}:[A-Za-z0-9._@-]{1,128}$/;
 const utf8 = new TextEncoder();
 
 /** Lowercase hex of bytes. */
@@ -155,28 +156,9 @@ function envelopeVerifies(envelope) {
 }
 
 // ---------------------------------------------------------------------------
-// The approver's key: held in this page's memory only.
+// The approver's key: a WebCrypto key kept in this browser (below).
 
 let approver = null;
-
-/** Reads a key file's text (untrusted): `{v:1, principal, keyId, seed}` whose seed yields keyId. */
-function loadKey(text) {
-  let parsed;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error('not a key file (not JSON)');
-  }
-  const keys = parsed === null || typeof parsed !== 'object' ? [] : Object.keys(parsed).sort();
-  if (keys.join(',') !== 'keyId,principal,seed,v' || parsed.v !== 1 || typeof parsed.principal !== 'string' || !PRINCIPAL.test(parsed.principal) || !HEX64.test(parsed.keyId) || !HEX64.test(parsed.seed)) {
-    throw new Error('not a key file');
-  }
-  const seed = fromHex(parsed.seed);
-  if (toHex(ed.getPublicKey(seed)) !== parsed.keyId) throw new Error('the key file keyId does not match its seed');
-  approver = { principal: parsed.principal, keyId: parsed.keyId, seed };
-  showKeyStatus(`Signing as ${approver.principal} (key ${approver.keyId.slice(0, 16)}...).`, false);
-  render();
-}
 
 function showKeyStatus(text, isError) {
   const status = document.getElementById('key-status');
@@ -188,7 +170,7 @@ function showKeyStatus(text, isError) {
  * Builds, signs, self-verifies and submits a `human.response` naming the
  * exact proposal and confirmation request. Returns the ledger's answer.
  */
-async function answer(item, verdict) {
+async function answer(item, verdict, reason) {
   if (approver === null) throw new Error('load your approver key first');
   const millis = Date.now();
   const statement = {
@@ -197,10 +179,10 @@ async function answer(item, verdict) {
     type: 'human.response',
     issuedAt: new Date(millis).toISOString(),
     author: { principal: approver.principal, keyId: approver.keyId },
-    body: { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null },
+    body: { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null, ...(reason === '' ? {} : { reason }) },
   };
   const message = signingMessage(statement);
-  const signature = ed.sign(message, approver.seed);
+  const signature = new Uint8Array(await crypto.subtle.sign('Ed25519', approver.privateKey, message));
   if (!verifySignature(fromHex(approver.keyId), message, signature)) throw new Error('the signature made here does not verify; nothing was sent');
   const envelope = { statement, signatures: [{ keyId: approver.keyId, sig: toBase64(signature) }] };
   const response = await fetch('/v1/statements', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope) });
@@ -215,9 +197,88 @@ async function answer(item, verdict) {
 }
 
 // ---------------------------------------------------------------------------
+// The browser key: an Ed25519 key made by WebCrypto as non-extractable, kept
+// in this browser's IndexedDB. Its private half never exists as bytes the page
+// (or anyone reading the page) could copy; only the public key id leaves it,
+// for two admins to register with the approver role (SPEC.md section 7.3).
+
+const DB_NAME = 'agent-ledger';
+const DB_STORE = 'keys';
+
+function database() {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(DB_NAME, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore(DB_STORE);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+async function stored(mode, action) {
+  const db = await database();
+  return new Promise((resolve, reject) => {
+    const request = action(db.transaction(DB_STORE, mode).objectStore(DB_STORE));
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+function useBrowserKey(record) {
+  approver = { principal: record.principal, keyId: record.keyId, privateKey: record.privateKey };
+  document.getElementById('browser-key-id').textContent = record.keyId;
+  document.getElementById('register-command').textContent =
+    `ledger key register --principal ${record.principal} --roles approver --key-id ${record.keyId} --as admin:ALICE --out ${record.principal.split(':')[1]}.json`;
+  showKeyStatus(`Signing as ${record.principal} with this browser's key ${record.keyId.slice(0, 16)}... (it signs only once registered).`, false);
+  render();
+}
+
+async function createBrowserKey() {
+  const principal = document.getElementById('browser-principal').value.trim();
+  if (!/^approver:[A-Za-z0-9._@-]{1,128}$/.test(principal)) throw new Error('the principal is approver:NAME');
+  const pair = await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify']);
+  const keyId = toHex(new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey)));
+  const record = { principal, keyId, privateKey: pair.privateKey };
+  await stored('readwrite', (store) => store.put(record, 'approver'));
+  useBrowserKey(record);
+}
+
+/**
+ * Proof of possession: adds this browser key's signature to a partly signed
+ * key.registered statement (written by `ledger key register ... --out FILE`),
+ * and offers the result for download, for the second admin's `ledger key cosign FILE --submit`.
+ */
+async function proveKey(text) {
+  if (approver?.privateKey === undefined) throw new Error('create the browser key first');
+  let envelope;
+  try {
+    envelope = JSON.parse(text);
+  } catch {
+    throw new Error('not a statement file (not JSON)');
+  }
+  const statement = envelope?.statement;
+  if (statement?.type !== 'key.registered' || !Array.isArray(envelope.signatures)) throw new Error('not a key.registered statement file');
+  if (statement.body?.keyId !== approver.keyId) throw new Error('the file registers another key than this browser\'s');
+  if (statement.body?.principal !== approver.principal) throw new Error(`the file registers ${statement.body?.principal}, not ${approver.principal}`);
+  if (envelope.signatures.some((s) => s.keyId === approver.keyId)) throw new Error('this browser key already signed it');
+  const message = signingMessage(statement);
+  const signature = new Uint8Array(await crypto.subtle.sign('Ed25519', approver.privateKey, message));
+  if (!verifySignature(fromHex(approver.keyId), message, signature)) throw new Error('the signature made here does not verify');
+  envelope.signatures.push({ keyId: approver.keyId, sig: toBase64(signature) });
+  const link = document.getElementById('proof-link');
+  link.href = URL.createObjectURL(new Blob([`${JSON.stringify(envelope, null, 2)}\n`], { type: 'application/json' }));
+  link.download = 'registration-signed.json';
+  link.hidden = false;
+  link.dataset.signed = JSON.stringify(envelope);
+}
+
+// ---------------------------------------------------------------------------
 // The queue.
 
 let items = [];
+/** Checked proposal details by proposal hash: a proposal's signed entry never changes. */
+const checked = new Map();
+/** The queue as last drawn (hashes and approvals): redrawn only when it changes, so an answer in progress keeps its row. */
+let drawnKey = '';
 
 /** Fetches the pending queue and each proposal's signed entry; keeps only items that check out. */
 async function loadQueue() {
@@ -228,6 +289,12 @@ async function loadQueue() {
   const loaded = [];
   for (const row of pending) {
     const item = { proposalHash: row.proposalHash, requestHash: row.requestHash, agentId: row.agentId, tier: row.tier, deadline: row.deadline, approvalsRequired: row.approvalsRequired, approvedBy: row.approvedBy, problem: null, operation: null, risk: null };
+    const known = checked.get(row.requestHash);
+    if (known !== undefined) {
+      Object.assign(item, known);
+      loaded.push(item);
+      continue;
+    }
     try {
       const detail = await (await fetch(`/v1/proposals/${encodeURIComponent(row.proposalHash)}`)).json();
       const statement = detail?.entry?.envelope?.statement;
@@ -241,14 +308,84 @@ async function loadQueue() {
       item.operation = statement.body;
       item.risk = detail.risk;
       item.deadline = request.body.deadline;
+      checked.set(row.requestHash, { operation: item.operation, risk: item.risk, deadline: item.deadline });
     } catch (err) {
       item.problem = err.message;
     }
     loaded.push(item);
   }
   items = loaded;
-  status.textContent = items.length === 0 ? 'Nothing is waiting for a human.' : `${items.length} pending.`;
-  render();
+  status.className = '';
+  status.textContent = items.length === 0 ? 'Nothing is waiting for a human.' : `${items.length} pending (updated live).`;
+  const key = JSON.stringify(items.map((i) => [i.requestHash, i.approvedBy, i.problem]));
+  if (key !== drawnKey) {
+    drawnKey = key;
+    render();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The headline: the operation in words, its values as unbreakable tokens.
+
+const VERBS = { 'payment.send': 'pay', 'payment.refund': 'refund', 'email.send': 'email', 'shell.exec': 'run', 'db.delete': 'delete', 'file.delete': 'delete', 'file.write': 'write' };
+
+/** An amount argument (`amountUsd`, `amount` with `currency`...) as money text, or null. */
+function amountOf(args) {
+  if (args === null || typeof args !== 'object') return null;
+  for (const [key, value] of Object.entries(args)) {
+    const m = /^amount(?:_?([a-z]{3}))?$/i.exec(key);
+    if (m === null || typeof value !== 'number' || !Number.isFinite(value)) continue;
+    const currency = (m[1] ?? (typeof args.currency === 'string' ? args.currency : '')).toUpperCase();
+    try {
+      if (/^[A-Z]{3}$/.test(currency)) return new Intl.NumberFormat('en-US', { style: 'currency', currency, maximumFractionDigits: 2 }).format(value);
+    } catch {
+      // An unknown currency code: the number and the code.
+    }
+    return `${new Intl.NumberFormat('en-US').format(value)}${currency === '' ? '' : ` ${currency}`}`;
+  }
+  return null;
+}
+
+/** An IBAN argument grouped in fours, as printed on paper. */
+function ibanOf(args) {
+  const value = args !== null && typeof args === 'object' ? args.iban : undefined;
+  return typeof value === 'string' && /^[A-Z]{2}[0-9]{2}[A-Z0-9]{8,30}$/.test(value) ? value.replace(/(.{4})(?=.)/g, '$1 ') : null;
+}
+
+function token(text, field) {
+  const span = document.createElement('span');
+  span.className = 'token';
+  span.dataset.token = field;
+  span.textContent = text;
+  return span;
+}
+
+/** "billing-bot wants to pay $98,000.00 to globex-ltd IBAN DE89 ... on payments/vendors/globex": built from text nodes only. */
+function headline(op) {
+  const p = document.createElement('p');
+  p.className = 'headline';
+  const agent = op.agentId.replace(/^agent:/, '');
+  const verb = VERBS[op.actionType];
+  const amount = amountOf(op.args);
+  const iban = ibanOf(op.args);
+  p.append(token(agent, 'agent'), ` wants to ${verb ?? 'do'} `);
+  if (verb === undefined) p.append(token(op.actionType, 'actionType'), ' ');
+  if (amount !== null) p.append(token(amount, 'amount'), ' ');
+  if (verb === 'run' && op.args !== null && typeof op.args.command === 'string') p.append(token(op.args.command, 'command'), ' ');
+  if (op.recipient !== 'none') p.append(amount !== null ? 'to ' : '', token(op.recipient, 'recipient'), ' ');
+  if (iban !== null) p.append('IBAN ', token(iban, 'iban'), ' ');
+  p.append('on ', token(op.targetResource, 'target'));
+  return p;
+}
+
+const TIER_WORDS = ['no risk', 'low risk', 'needs a human', 'high risk, needs a human', 'critical, needs a human'];
+
+function riskLine(item) {
+  const p = document.createElement('p');
+  p.className = item.tier >= 3 ? 'risk risk-high' : 'risk';
+  const risk = item.risk === null ? '' : `, risk score ${Number(item.risk).toFixed(2)}`;
+  p.textContent = `Tier ${item.tier}: ${TIER_WORDS[item.tier] ?? 'unknown'}${risk}. Tool ${item.operation.tool}, scope ${item.operation.scope}.`;
+  return p;
 }
 
 function secondsLeft(deadline) {
@@ -288,6 +425,12 @@ function render() {
       continue;
     }
     const op = item.operation;
+    li.prepend(headline(op));
+    li.append(riskLine(item));
+    const details = document.createElement('details');
+    const summary = document.createElement('summary');
+    summary.textContent = 'Exact signed operation';
+    details.append(summary);
     const dl = document.createElement('dl');
     field(dl, 'agent', op.agentId);
     field(dl, 'tool', op.tool);
@@ -301,7 +444,19 @@ function render() {
     field(dl, 'risk', item.risk === null ? 'unknown' : String(item.risk));
     field(dl, 'approvals', `${item.approvedBy.length} of ${item.approvalsRequired}${item.approvedBy.length > 0 ? ` (${item.approvedBy.join(', ')})` : ''}`);
     field(dl, 'proposal hash', item.proposalHash);
-    li.append(dl);
+    details.append(dl);
+    li.append(details);
+    // Why a request is denied: signed into the response with the answer.
+    const reasonLabel = document.createElement('label');
+    reasonLabel.className = 'reason';
+    reasonLabel.textContent = 'Reason (signed with a denial) ';
+    const reasonInput = document.createElement('input');
+    reasonInput.type = 'text';
+    reasonInput.maxLength = 256;
+    reasonInput.autocomplete = 'off';
+    reasonInput.className = 'reason';
+    reasonLabel.append(reasonInput);
+    li.append(reasonLabel);
     const result = document.createElement('p');
     result.className = 'result';
     result.setAttribute('role', 'status');
@@ -315,7 +470,7 @@ function render() {
         for (const b of li.querySelectorAll('button')) b.disabled = true;
         result.className = 'result';
         result.textContent = 'Signing...';
-        answer(item, verdict).then(
+        answer(item, verdict, verdict === 'deny' ? reasonInput.value.trim() : '').then(
           (hash) => {
             result.textContent = `Signed and sent: ${verdict} (statement ${hash})`;
             result.dataset.statement = hash;
@@ -347,20 +502,27 @@ function showQueueError(err) {
   status.textContent = err.message;
 }
 
-document.getElementById('key-file').addEventListener('change', (event) => {
+document.getElementById('browser-create').addEventListener('click', () => {
+  createBrowserKey().catch((err) => showKeyStatus(err.message, true));
+});
+document.getElementById('proof-file').addEventListener('change', (event) => {
   const file = event.target.files?.[0];
   if (file === undefined) return;
-  file.text().then(loadKey).catch((err) => showKeyStatus(err.message, true));
+  file.text().then(proveKey).catch((err) => showKeyStatus(err.message, true));
 });
-document.getElementById('key-load').addEventListener('click', () => {
-  try {
-    loadKey(document.getElementById('key-text').value);
-  } catch (err) {
-    showKeyStatus(err.message, true);
-  }
-});
-document.getElementById('refresh').addEventListener('click', () => {
+stored('readonly', (store) => store.get('approver')).then(
+  (record) => {
+    if (record !== undefined) useBrowserKey(record);
+  },
+  () => undefined,
+);
+setInterval(tick, 1000);
+// Live: the server pushes an event whenever the queue changes (server-sent events); the browser reconnects by itself.
+const stream = new EventSource('/v1/pending/stream');
+stream.addEventListener('pending', () => {
   loadQueue().catch(showQueueError);
 });
-setInterval(tick, 1000);
+stream.addEventListener('error', () => {
+  showQueueError(new Error('live updates interrupted; reconnecting...'));
+});
 loadQueue().catch(showQueueError);

@@ -1,0 +1,88 @@
+import { Exit } from '../cli-error.js';
+import { LedgerHome } from '../home.js';
+import { probeApi, probeBroker, probePostgres } from './doctor.js';
+
+/** One ledger partition as `ledger status` reports it. */
+interface PartitionStatus {
+  readonly partition: number;
+  readonly checkpointSize: number | null;
+  readonly checkpointAgeSeconds: number | null;
+  readonly uncoveredEntries: number | null;
+}
+
+/** A metric's samples from a Prometheus text exposition, by label set text (`partition="0"`, or '' when unlabelled). */
+function samples(text: string, name: string): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) found.set(m[1] ?? '', Number(m[2]));
+  return found;
+}
+
+async function getJson(url: string): Promise<{ status: number; body: unknown } | undefined> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(4000) });
+    return { status: response.status, body: (await response.json()) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `ledger status`: which roles run (as the API's process reports them),
+ * whether the broker and Postgres answer, how far behind the ledger is
+ * (statements accepted but not yet sequenced, entries not yet under a
+ * checkpoint), and the newest checkpoint of every partition.
+ */
+export async function statusCommand(options: { home?: string; api?: string; json?: boolean }): Promise<number> {
+  const home = LedgerHome.open(options.home);
+  const baseUrl = options.api ?? home.apiUrl();
+  const [broker, postgres, api] = await Promise.all([probeBroker(home), probePostgres(home), probeApi(home, baseUrl)]);
+  const health = api.ready === undefined ? undefined : await getJson(`${baseUrl}/healthz`);
+  const roles = ((health?.body as { detail?: { roles?: unknown } } | undefined)?.detail?.roles ?? null) as string[] | null;
+  let metrics = '';
+  if (api.ready !== undefined) {
+    try {
+      metrics = await (await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(4000) })).text();
+    } catch {
+      metrics = '';
+    }
+  }
+  const ages = samples(metrics, 'ledger_checkpoint_age_seconds');
+  const uncovered = samples(metrics, 'ledger_checkpoint_uncovered_entries');
+  const partitions: PartitionStatus[] = [];
+  for (let p = 0; p <= home.config.eventPartitions; p++) {
+    const latest = api.ready === undefined ? undefined : await getJson(`${baseUrl}/v1/checkpoints/latest?partition=${p}`);
+    const size = latest?.status === 200 ? (latest.body as { size: number }).size : null;
+    partitions.push({ partition: p, checkpointSize: size, checkpointAgeSeconds: ages.get(`partition="${p}"`) ?? null, uncoveredEntries: uncovered.get(`partition="${p}"`) ?? null });
+  }
+  const unsequenced = samples(metrics, 'ledger_api_pending_statements').get('') ?? null;
+  const oldestUnsequenced = samples(metrics, 'ledger_api_oldest_pending_seconds').get('') ?? null;
+  const pendingApprovals = samples(metrics, 'ledger_pending_approvals').get('') ?? null;
+  const report = {
+    home: home.dir,
+    origin: home.config.origin,
+    broker: { up: broker.level !== 'fail', detail: broker.detail },
+    postgres: { up: postgres.check.level !== 'fail', detail: postgres.check.detail },
+    api: { url: baseUrl, up: api.ready !== undefined, ready: api.check.ok && api.check.level === 'ok', detail: api.check.detail },
+    roles,
+    lag: { unsequencedStatements: unsequenced, oldestUnsequencedSeconds: oldestUnsequenced, pendingApprovals },
+    partitions,
+  };
+  if (options.json === true) {
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } else {
+    const mark = (up: boolean): string => (up ? 'up  ' : 'DOWN');
+    const lines = [
+      `ledger ${report.origin} (${report.home})`,
+      `  broker    ${mark(report.broker.up)}  ${report.broker.detail}`,
+      `  postgres  ${mark(report.postgres.up)}  ${report.postgres.detail}`,
+      `  api       ${mark(report.api.up)}  ${report.api.detail}`,
+      `  roles     ${roles === null ? 'unknown (the API does not answer)' : roles.join(', ')}`,
+      `  lag       ${unsequenced === null ? 'unknown' : `${unsequenced} statements accepted, not yet sequenced (oldest ${oldestUnsequenced?.toFixed(1) ?? '?'} s)`}; ${pendingApprovals ?? '?'} waiting for a human`,
+      '  checkpoints',
+      ...partitions.map((p) => `    partition ${p.partition}: ${p.checkpointSize === null ? 'none yet' : `size ${p.checkpointSize}, sealed ${p.checkpointAgeSeconds === null ? '?' : `${p.checkpointAgeSeconds.toFixed(0)} s ago`}`}${p.uncoveredEntries ? `, ${p.uncoveredEntries} entries after it` : ''}`),
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  // Something the roles need is down: exit 1, so scripts and probes can tell.
+  return report.broker.up && report.postgres.up && report.api.ready ? Exit.ok : Exit.invalid;
+}
