@@ -77,7 +77,7 @@ export interface DecideOptions {
 export interface CheckedDecision {
   readonly outcome: 'allow' | 'verify_first' | 'block' | 'deny';
   readonly code: ReasonCode | null;
-  /** `REFUSED: CODE: detail` for a block or deny. */
+  /** The refusal text (formatRefusal) of a block or deny. */
   readonly refusal: string | null;
   readonly proposal: string;
   /** The decision's log position. */
@@ -203,9 +203,6 @@ export class LedgerClient {
     this.#ed25519 = options.ed25519 ?? nodeEd25519;
     this.#trust = options.trust;
     this.#deciderKeys = options.deciderKeys ?? (options.trust === undefined ? [] : deciderKeysOf(options.trust));
-    if (this.#deciderKeys.length === 0) {
-      throw new OperationalError(OperationalCode.BAD_CONFIGURATION, 'a client needs the decider keys it pins: pass trust (loadTrust / fetchTrust) or deciderKeys');
-    }
   }
 
   /** This client's principal (the agent it proposes as). */
