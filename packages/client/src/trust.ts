@@ -162,6 +162,24 @@ export function checkTrustExtends(pinned: Trust, next: Trust): void {
   }
 }
 
+/**
+ * The trust document of a ledger from its genesis envelope and its key
+ * registry after `authoritySize` authority entries (what `GET /v1/trust`
+ * serves): the trust root the genesis names, the genesis, and every key
+ * holding one of {@link PINNED_ROLES}, ordered by registration.
+ */
+export function buildTrust(genesis: Envelope, registry: Iterable<{ readonly keyId: string; readonly principal: string; readonly roles: readonly Role[]; readonly registeredAt: number; readonly revokedAt: number | undefined }>, authoritySize: number): Trust {
+  if (genesis.statement.type !== 'genesis') throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'not a genesis envelope');
+  const body = genesis.statement.body as BodyOf<'genesis'>;
+  const keys: PinnedKey[] = [];
+  for (const key of registry) {
+    if (!key.roles.some((role) => PINNED_ROLES.includes(role))) continue;
+    keys.push({ keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: key.registeredAt, revokedAt: key.revokedAt ?? null });
+  }
+  keys.sort((a, b) => a.registeredAt - b.registeredAt || (a.keyId < b.keyId ? -1 : 1));
+  return { v: 1, trustRoot: { v: 1, origin: body.origin, rootKeys: [...body.rootKeys], threshold: body.rootThreshold }, genesis: genesis as Envelope<'genesis'>, authoritySize, keys };
+}
+
 /** Options of {@link fetchTrust}. */
 export interface FetchTrustOptions {
   /**

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { PINNED_ROLES, type PinnedKey } from '@agent-ledger/client';
-import type { BodyOf, Entry, TrustRoot } from '@agent-ledger/core';
+import { buildTrust } from '@agent-ledger/client';
+import type { Entry } from '@agent-ledger/core';
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { LogIndex } from './log-index.js';
 import { badArgument, notFound } from './errors.js';
@@ -22,16 +22,7 @@ export function registerTrustRoutes(app: FastifyInstance, deps: { readonly follo
     const text = await deps.logIndex.entryText(0, 0);
     const { state, size } = deps.follower.current();
     if (text === undefined || size === 0) throw notFound('the genesis is not indexed yet', true);
-    const genesis = (JSON.parse(text) as Entry).envelope;
-    const body = genesis.statement.body as BodyOf<'genesis'>;
-    const trustRoot: TrustRoot = { v: 1, origin: body.origin, rootKeys: [...body.rootKeys], threshold: body.rootThreshold };
-    const keys: PinnedKey[] = [];
-    for (const key of state.keys()) {
-      if (!key.roles.some((role) => PINNED_ROLES.includes(role))) continue;
-      keys.push({ keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: key.registeredAt, revokedAt: key.revokedAt ?? null });
-    }
-    keys.sort((a, b) => a.registeredAt - b.registeredAt || (a.keyId < b.keyId ? -1 : 1));
-    return { v: 1, trustRoot, genesis, authoritySize: size, keys };
+    return buildTrust((JSON.parse(text) as Entry).envelope, state.keys(), size);
   });
 
   app.get<{ Params: { partition: string; index: string }; Querystring: { waitMs?: string } }>('/v1/receipts/:partition/:index', async (req) => {
