@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createReadStream, mkdtempSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LedgerClient, ToolRefusedError, fetchTrust, guard, loadTrust, pinTrust, verifyReceipt, type Receipt, type Trust } from '@agent-ledger/client';
@@ -22,6 +23,7 @@ import {
 } from '@agent-ledger/core';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { exportCommand, initHome, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
+import { repoRoot } from './fixtures.js';
 import { eventually, freshHome, proposal, start } from './live.js';
 
 // guard() and decide() against a live ledger (real Kafka, real Postgres):
@@ -79,6 +81,39 @@ describe('trust discovery', () => {
     assert.deepEqual(loadTrust(file), trust);
     const other = { ...home.trustRoot, rootKeys: [...home.trustRoot.rootKeys].reverse().map((k, i) => (i === 0 ? 'ab'.repeat(32) : k)) };
     await assert.rejects(fetchTrust(running.apiUrl as string, { trustRoot: other }), (err: unknown) => (err as { code?: string }).code === 'INTEGRITY_FAILURE');
+  });
+});
+
+/** Runs the built CLI. */
+function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(repoRoot, 'services/ledger/dist/src/main.js'), ...args], { cwd: home.dir }, (err, stdout, stderr) =>
+      resolve({ code: err === null ? 0 : Number((err as { code?: number }).code ?? -1), stdout, stderr }));
+  });
+}
+
+describe('the CLI', () => {
+  test('ledger init pins a trust document from genesis; ledger trust refreshes it from the API as an extension', async () => {
+    const initial = loadTrust(join(home.dir, 'trust.json'));
+    assert.equal(initial.authoritySize, 1);
+    const { code, stdout, stderr } = await cli(['trust', '--api', running.apiUrl as string, '--home', home.dir]);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /pinned the trust of .* at authority size \d+/);
+    const refreshed = loadTrust(join(home.dir, 'trust.json'));
+    assert.ok(refreshed.authoritySize >= 1);
+    assert.deepEqual(refreshed.keys.filter((k) => k.registeredAt === 0), initial.keys);
+  });
+
+  test('ledger verify-receipt --trust --proposal checks a decision receipt as the executor does', async () => {
+    const decided = await client().decide(proposal());
+    const file = join(home.dir, 'decision-receipt.json');
+    writeFileSync(file, JSON.stringify(decided.receipt));
+    const good = await cli(['verify-receipt', file, '--trust', join(home.dir, 'trust.json'), '--proposal', decided.proposal, '--agent', 'agent:build-bot']);
+    assert.equal(good.code, 0, good.stderr);
+    assert.match(good.stdout, /^OK: decision /);
+    const wrong = await cli(['verify-receipt', file, '--trust', join(home.dir, 'trust.json'), '--proposal', 'ab'.repeat(32), '--json']);
+    assert.equal(wrong.code, 1);
+    assert.equal((JSON.parse(wrong.stdout) as { code: string }).code, 'INTEGRITY_FAILURE');
   });
 });
 

@@ -180,6 +180,18 @@ export function buildTrust(genesis: Envelope, registry: Iterable<{ readonly keyI
   return { v: 1, trustRoot: { v: 1, origin: body.origin, rootKeys: [...body.rootKeys], threshold: body.rootThreshold }, genesis: genesis as Envelope<'genesis'>, authoritySize, keys };
 }
 
+/**
+ * The trust document a genesis alone gives (authority size 1: the keys the
+ * genesis registers). What `ledger init` pins in `.ledger/trust.json`, so an
+ * agent can check receipts before it ever reaches the API; keys registered
+ * later arrive by {@link fetchTrust} with `pinned` (a refresh).
+ */
+export function trustFromGenesis(genesis: Envelope): Trust {
+  if (genesis.statement.type !== 'genesis') throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'not a genesis envelope');
+  const body = genesis.statement.body as BodyOf<'genesis'>;
+  return parseTrust(JSON.parse(JSON.stringify(buildTrust(genesis, body.keys.map((k) => ({ ...k, registeredAt: 0, revokedAt: undefined })), 1))));
+}
+
 /** Options of {@link fetchTrust}. */
 export interface FetchTrustOptions {
   /**

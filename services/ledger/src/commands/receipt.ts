@@ -26,6 +26,7 @@ import {
   type Envelope,
   type NoteVerifier,
 } from '@agent-ledger/core';
+import { loadTrust, verifyReceipt as verifyDecisionReceipt } from '@agent-ledger/client';
 import { Exit, UsageError } from '../cli-error.js';
 import { readTrustRoot } from '../trust-root-file.js';
 
@@ -127,10 +128,43 @@ export function verifyReceipt(text: string, trustRoot: ReturnType<typeof readTru
   }
 }
 
-/** `ledger verify-receipt`. */
-export function verifyReceiptCommand(path: string, options: { trustRoot: string; json?: boolean }): number {
-  const trustRoot = readTrustRoot(options.trustRoot);
-  const verdict = verifyReceipt(readFileSync(path, 'utf8'), trustRoot);
+/** Options of `ledger verify-receipt`. */
+export interface VerifyReceiptCommandOptions {
+  /** Trust-root file: checks the receipt's inclusion only (SPEC.md section 10). */
+  readonly trustRoot?: string;
+  /** Pinned trust file with `proposal`: checks a decision receipt as an executor does (SPEC.md section 10.2). */
+  readonly trust?: string;
+  readonly proposal?: string;
+  readonly agent?: string;
+  readonly maxAgeMs?: number;
+  readonly json?: boolean;
+}
+
+/**
+ * `ledger verify-receipt`. With `--trust-root`, an entry's inclusion in
+ * the log; with `--trust` and `--proposal`, a decision receipt as an
+ * executor checks it before running the tool: its key valid at that index,
+ * bound to that proposal, fresh.
+ */
+export function verifyReceiptCommand(path: string, options: VerifyReceiptCommandOptions): number {
+  if ((options.trust === undefined) === (options.trustRoot === undefined)) throw new UsageError('give --trust-root FILE, or --trust FILE with --proposal HASH');
+  let verdict: ReceiptVerdict;
+  if (options.trust !== undefined) {
+    if (options.proposal === undefined || !/^[0-9a-f]{64}$/.test(options.proposal)) throw new UsageError('--trust needs --proposal, the 64-hex proposal hash the decision must name');
+    const trust = loadTrust(options.trust);
+    let value: unknown;
+    try {
+      value = parseStrictJson(readFileSync(path, 'utf8'));
+    } catch {
+      value = null; // not JSON: refused as SCHEMA_INVALID below
+    }
+    const checked = verifyDecisionReceipt(value, trust, { proposalHash: options.proposal, ...(options.agent === undefined ? {} : { agentId: options.agent }), ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }) });
+    verdict = checked.ok
+      ? { ok: true, code: null, message: `decision ${checked.decision.outcome}${checked.decision.code === null ? '' : ` (${checked.decision.code})`} at ${checked.decision.partition}/${checked.decision.index}, signed by gate key ${checked.decision.signer.slice(0, 16)}, in the log of size ${checked.decision.checkpointSize}` }
+      : { ok: false, code: checked.code, message: checked.detail };
+  } else {
+    verdict = verifyReceipt(readFileSync(path, 'utf8'), readTrustRoot(options.trustRoot as string));
+  }
   if (options.json === true) process.stdout.write(`${JSON.stringify(verdict)}\n`);
   else process.stdout.write(verdict.ok ? `OK: ${verdict.message}\n` : `FAIL: ${verdict.code}: ${verdict.message}\n`);
   return verdict.ok ? Exit.ok : Exit.invalid;
