@@ -117,6 +117,19 @@ describe('the CLI', () => {
   });
 });
 
+describe('examples/guarded-agent.mjs', () => {
+  test('runs as a user runs it: the listing runs, the piped download is refused with its code and decision position', { timeout: 120_000 }, async () => {
+    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [join(repoRoot, 'examples/guarded-agent.mjs')], { cwd: repoRoot, env: { ...process.env, LEDGER_HOME: home.dir, LEDGER_API: running.apiUrl as string } }, (err, out, errOut) =>
+        resolve({ code: err === null ? 0 : Number((err as { code?: number }).code ?? -1), stdout: out, stderr: errOut }));
+    });
+    assert.equal(code, 0, stderr);
+    const [list, shell] = stdout.trim().split('\n');
+    assert.match(list ?? '', /^list: ran \(\d+ entries\)$/);
+    assert.match(shell ?? '', /^shell: REFUSED: [A-Z_]+: .* \(by the gate, decision at \d+\/\d+\)$/);
+  });
+});
+
 describe('guard()', () => {
   test('allow: the tool runs, after a receipt that verifies offline', async () => {
     let ran = 0;
