@@ -130,6 +130,42 @@ describe('examples/guarded-agent.mjs', () => {
   });
 });
 
+describe('examples/curl-agent.sh (plain HTTP, docs/http.md)', () => {
+  const shell = (command: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      execFile('bash', [join(repoRoot, 'examples/curl-agent.sh'), command], { cwd: repoRoot, env: { ...process.env, LEDGER_HOME: home.dir, LEDGER_API: running.apiUrl as string, LEDGER_CLI: `${process.execPath} ${join(repoRoot, 'services/ledger/dist/src/main.js')}`, ...env } }, (err, out, errOut) =>
+        resolve({ code: err === null ? 0 : Number((err as { code?: number }).code ?? -1), stdout: out, stderr: errOut }));
+    });
+
+  test('a proposal signed with openssl over jq-canonical bytes is admitted, decided, its receipt verified, and the command runs', { timeout: 120_000 }, async (t) => {
+    const tools = await new Promise<boolean>((resolve) => execFile('bash', ['-c', 'command -v jq && command -v openssl && command -v xxd && command -v curl'], (err) => resolve(err === null)));
+    if (!tools) return t.skip('jq, openssl, xxd or curl is not installed');
+    const { code, stdout, stderr } = await shell('echo guarded-shell-ran');
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^allow \(\d+\/\d+\): running\nguarded-shell-ran\n$/);
+  });
+
+  test('with a pinned trust that lacks the gate key, it refuses, records execution.refused signed with openssl, and runs nothing', { timeout: 120_000 }, async (t) => {
+    const tools = await new Promise<boolean>((resolve) => execFile('bash', ['-c', 'command -v jq && command -v openssl && command -v xxd && command -v curl'], (err) => resolve(err === null)));
+    if (!tools) return t.skip('jq, openssl, xxd or curl is not installed');
+    const other = initHome(mkdtempSync(join(tmpdir(), 'curl-other-')), { origin: home.trustRoot.origin, eventPartitions: 2, topicPrefix: 'unused', pgUrl: 'postgres://unused', apiPort: 0 });
+    const fakeHome = mkdtempSync(join(tmpdir(), 'curl-home-'));
+    pinTrust(join(fakeHome, 'trust.json'), loadTrust(join(other.dir, 'trust.json')));
+    const before = await fetch(`${running.apiUrl}/v1/trust`);
+    assert.equal(before.status, 200);
+    const { code, stdout, stderr } = await shell('echo must-not-run', { LEDGER_HOME: fakeHome, LEDGER_KEY: join(home.dir, 'keys/agent-build-bot.key') });
+    assert.equal(code, 1);
+    assert.doesNotMatch(stdout, /must-not-run/);
+    assert.match(stderr, /refused by the executor: INTEGRITY_FAILURE/);
+    const refused = await eventually(async () => {
+      const out = join(home.dir, 'curl.ndjson');
+      await exportCommand({ out, home: home.dir });
+      return readFileSync(out, 'utf8').split('\n').find((l) => l.includes('"execution.refused"') && l.includes('the executor refused the decision: the receipt is of another log'));
+    }, 30_000, 'the recorded refusal');
+    assert.ok(refused);
+  });
+});
+
 describe('guard()', () => {
   test('allow: the tool runs, after a receipt that verifies offline', async () => {
     let ran = 0;
