@@ -186,6 +186,9 @@ describe('guard()', () => {
     assert.ok(err instanceof ToolRefusedError, String(err));
     assert.equal(err.by, 'gate');
     assert.notEqual(err.position, null);
+    // The gate's own words, from its signed refusal.recorded beside the decision.
+    assert.match(err.message, /^REFUSED: [A-Z_]+: /);
+    assert.doesNotMatch(err.detail, / by the gate$/);
     assert.equal(ran, 0);
   });
 });

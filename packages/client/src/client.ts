@@ -347,8 +347,46 @@ export class LedgerClient {
       throw new ToolRefusedError({ code: verdict.code, detail: verdict.detail, proposal: proposalHash, by: 'executor', position: verdict.position, record: recorded });
     }
     const decision = verdict.decision;
-    const text = decision.code === null ? null : (refusal !== null && parseRefusal(refusal)?.code === decision.code ? refusal : formatRefusal(decision.code, `${decision.outcome} by the gate`));
+    const text = decision.code === null
+      ? null
+      : (refusal !== null && parseRefusal(refusal)?.code === decision.code ? refusal : ((await this.#gateRefusal(decision)) ?? formatRefusal(decision.code, `${decision.outcome} by the gate`)));
     return { outcome: decision.outcome, code: decision.code, refusal: text, proposal: proposalHash, position: { partition: decision.partition, index: decision.index }, decision, receipt: receipt as Receipt };
+  }
+
+  /**
+   * The refusal text the gate signed beside a verified block or deny (its
+   * `refusal.recorded` follows the decision in the partition): read from the
+   * entries after the decision, and used only when it is signed by the key
+   * that signed the decision and names the same proposal and code. Best
+   * effort: null when it cannot be found or does not check (the code is the
+   * verified decision's in any case).
+   */
+  async #gateRefusal(decision: ReceiptDecision): Promise<string | null> {
+    for (let index = decision.index + 1; index <= decision.index + 4; index++) {
+      let body: unknown;
+      try {
+        const answer = await this.#request(`/v1/receipts/${decision.partition}/${index}?waitMs=2000`, 'GET /v1/receipts', {}, 2000);
+        if (answer.status !== 200) return null;
+        body = answer.body;
+      } catch {
+        return null;
+      }
+      const parsed = EntrySchema.safeParse((body as { entry?: unknown } | null)?.entry);
+      if (!parsed.success) return null;
+      const entry = parsed.data as unknown as Entry;
+      const statement = entry.envelope.statement;
+      if (statement.type !== 'refusal.recorded') continue;
+      const said = statement.body as BodyOf<'refusal.recorded'>;
+      if (said.proposal !== decision.proposal) continue;
+      try {
+        const signers = verifyEnvelopeSignatures(entry.envelope, canonicalJson(statement), this.#ed25519);
+        if (signers.length !== 1 || signers[0] !== decision.signer || said.code !== decision.code) return null;
+      } catch {
+        return null;
+      }
+      return said.refusal;
+    }
+    return null;
   }
 
   /**
