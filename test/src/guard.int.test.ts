@@ -22,7 +22,8 @@ import {
   type Entry,
 } from '@agent-ledger/core';
 import { verifyBundle } from '@agent-ledger/verifier';
-import { exportCommand, initHome, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
+import { createKafkaBus } from '@agent-ledger/kafka';
+import { exportCommand, initHome, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
 import { eventually, freshHome, proposal, start } from './live.js';
 
@@ -304,5 +305,24 @@ describe('the executor refuses what does not verify, and records it', () => {
     }
     const report = await verifyBundle(createReadStream(out), home.trustRoot, { workers: 1 });
     assert.equal(report.failure, null, JSON.stringify(report.failure));
+  });
+
+  test('a SIEM subscribed to the refusal topic of a code sees the executor\'s refusal', { timeout: 60_000 }, async () => {
+    const topics = topicNames(home.config.topicPrefix);
+    const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: 'guard-siem-check' });
+    try {
+      const wanted = refusals.find((r) => r.code === 'CHECKPOINT_INVALID');
+      assert.ok(wanted?.record !== null && wanted !== undefined);
+      const seen = await eventually(async () => {
+        for await (const record of bus.readRange(topics.refusal('CHECKPOINT_INVALID'), 0, '0')) {
+          const value = JSON.parse(record.value.toString('utf8')) as { ledger: { entry: Entry }; status_code: string };
+          if (value.ledger.entry.envelope.statement.type === 'execution.refused' && value.ledger.entry.envelope.statement.id === wanted.record?.id) return value;
+        }
+        return undefined;
+      }, 30_000, 'the SIEM record');
+      assert.equal(seen.status_code, 'CHECKPOINT_INVALID');
+    } finally {
+      await bus.close();
+    }
   });
 });
