@@ -194,6 +194,43 @@ describe('guard()', () => {
   });
 });
 
+describe('guard() under verify_first', () => {
+  const email = (subject: string) => ({ tool: 'email', actionType: 'email.send', targetResource: 'mail/outbound', recipient: 'customer@example.com', scope: 'ticket:4711', args: { to: 'customer@example.com', subject }, query: 'tell the customer' });
+  const support = (): LedgerClient => new LedgerClient({ baseUrl: running.apiUrl as string, signer: home.key('agent-support-bot'), trust });
+
+  /** Answers the first pending confirmation of agent:support-bot for `proposal` as approver dana. */
+  async function answer(answerWith: 'approve' | 'deny', seen: Set<string>): Promise<void> {
+    const pending = await eventually(async () => {
+      const list = (await (await fetch(`${running.apiUrl}/v1/pending`)).json()) as { pending: { proposalHash: string; requestHash: string; agentId: string }[] };
+      return list.pending.find((p) => p.agentId === 'agent:support-bot' && !seen.has(p.proposalHash));
+    }, 30_000, 'a pending confirmation');
+    seen.add(pending.proposalHash);
+    const dana = new LedgerClient({ baseUrl: running.apiUrl as string, signer: home.key('approver-dana'), trust });
+    await dana.submit(dana.sign('human.response', { agentId: 'agent:support-bot', proposal: pending.proposalHash, request: pending.requestHash, answer: answerWith, assurance: 'self_signed', platformIdentity: null }));
+  }
+  const seen = new Set<string>();
+
+  test('the call waits for the human; approved, the tool runs after the receipt of the final allow verifies', { timeout: 90_000 }, async () => {
+    let ran = 0;
+    let outcome: string | undefined;
+    const send = guard(async (subject: string) => { ran += 1; return `sent ${subject}`; }, { client: support(), describe: email, timeoutMs: 60_000, onDecision: (d) => { outcome = d.outcome; } });
+    const [result] = await Promise.all([send('Your refund'), answer('approve', seen)]);
+    assert.equal(result, 'sent Your refund');
+    assert.equal(ran, 1);
+    assert.equal(outcome, 'allow');
+  });
+
+  test('denied by the human: HUMAN_DENIED from the gate, and the tool never runs', { timeout: 90_000 }, async () => {
+    let ran = 0;
+    const send = guard(async () => { ran += 1; }, { client: support(), describe: () => email('Another refund'), timeoutMs: 60_000 });
+    const [err] = await Promise.all([send().then(() => undefined, (e: unknown) => e), answer('deny', seen)]);
+    assert.ok(err instanceof ToolRefusedError, String(err));
+    assert.equal(err.code, 'HUMAN_DENIED');
+    assert.equal(err.by, 'gate');
+    assert.equal(ran, 0);
+  });
+});
+
 /** Runs one guarded call through a substituting fetch and returns the refusal. */
 async function refusedWith(rewrite: (receipt: Receipt, other: Receipt) => unknown, options: { delayMs?: number; maxAgeMs?: number } = {}): Promise<ToolRefusedError> {
   // A genuine receipt of another proposal of the same agent, to substitute.
