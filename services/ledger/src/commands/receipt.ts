@@ -1,10 +1,7 @@
 import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
-import { z } from 'zod';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import {
   AuthorityState,
-  EntrySchema,
-  EnvelopeSchema,
   MerkleTree,
   canonicalJson,
   entryHash,
@@ -26,22 +23,9 @@ import {
   type Envelope,
   type NoteVerifier,
 } from '@agent-ledger/core';
-import { loadTrust, verifyReceipt as verifyDecisionReceipt } from '@agent-ledger/client';
+import { ReceiptSchema, loadTrust, verifyReceipt as verifyDecisionReceipt } from '@agent-ledger/client';
 import { Exit, UsageError } from '../cli-error.js';
 import { readTrustRoot } from '../trust-root-file.js';
-
-/**
- * A receipt: one entry, its RFC 9162 inclusion proof, the signed checkpoint
- * the proof leads to, and the genesis statement that registers the
- * checkpoint's signing key, so that a pinned trust root is all it needs.
- */
-const ReceiptSchema = z.strictObject({
-  v: z.literal(1),
-  entry: EntrySchema,
-  inclusionProof: z.array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/)).max(64),
-  checkpoint: z.string().min(1).max(65536),
-  genesis: EnvelopeSchema,
-});
 
 /** `ledger receipt`: extracts a receipt for one entry from a bundle. */
 export async function receiptCommand(options: { bundle: string; partition: number; index: number; out: string }): Promise<number> {
