@@ -105,6 +105,26 @@ describe('the CLI', () => {
     assert.deepEqual(refreshed.keys.filter((k) => k.registeredAt === 0), initial.keys);
   });
 
+  test('a key registered later comes into the pinned trust with the proof of its registration, once a checkpoint covers it', { timeout: 90_000 }, async () => {
+    const as = (principal: string): string[] => ['--as', principal, '--home', home.dir, '--api', running.apiUrl as string, '--json'];
+    const keyFile = join(home.dir, 'zoe.key');
+    const keyId = (await cli(['keygen', '--principal', 'approver:zoe', '--out', keyFile])).stdout.trim();
+    const statementFile = join(home.dir, 'register-zoe.json');
+    assert.equal((await cli(['key', 'register', '--principal', 'approver:zoe', '--roles', 'approver', '--new-key', keyFile, '--out', statementFile, ...as('admin:alice')])).code, 0);
+    const submitted = await cli(['key', 'cosign', statementFile, '--submit', '--wait', ...as('admin:bob')]);
+    assert.equal(submitted.code, 0, submitted.stdout + submitted.stderr);
+    const pinned = loadTrust(join(home.dir, 'trust.json'));
+    const refreshed = await eventually(async () => {
+      const { code, stderr } = await cli(['trust', '--api', running.apiUrl as string, '--home', home.dir]);
+      assert.equal(code, 0, stderr);
+      const trust = loadTrust(join(home.dir, 'trust.json'));
+      return trust.keys.some((k) => k.keyId === keyId) ? trust : undefined;
+    }, 30_000, 'the new key in the trust document');
+    const zoe = refreshed.keys.find((k) => k.keyId === keyId);
+    assert.equal(zoe?.registration?.entry.envelope.statement.type, 'key.registered');
+    assert.ok(refreshed.authoritySize > pinned.authoritySize);
+  });
+
   test('ledger verify-receipt --trust --proposal checks a decision receipt as the executor does', async () => {
     const decided = await client().decide(proposal());
     const file = join(home.dir, 'decision-receipt.json');

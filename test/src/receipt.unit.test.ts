@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { buildTrust, checkTrustExtends, parseTrust, verifyReceipt, type Receipt, type ReceiptVerdict, type Trust } from '@agent-ledger/client';
+import { buildTrust, checkTrustExtends, parseTrust, verifyReceipt, type Receipt, type ReceiptVerdict, type RegistrationProof, type Trust } from '@agent-ledger/client';
 import {
   AuthorityState,
   MerkleTree,
@@ -59,7 +59,27 @@ class ReceiptLedger extends TestLedger {
       state.authorize(statement, verifyEnvelopeSignatures(entry.envelope, canonicalJson(statement), nodeEd25519), entry.index);
       state.apply(statement, entry.index, Date.parse(entry.sequencedAt));
     }
-    return parseTrust(JSON.parse(JSON.stringify(buildTrust(this.genesis, state.keys(), state.size))));
+    return parseTrust(JSON.parse(JSON.stringify(this.unchecked(state))));
+  }
+
+  /** The trust document with registration proofs against a fresh authority checkpoint, before any check. */
+  unchecked(state?: AuthorityState): Trust {
+    let folded = state;
+    if (folded === undefined) {
+      folded = new AuthorityState(this.trustRoot);
+      for (const entry of this.entries.get(0) ?? []) {
+        const statement = entry.envelope.statement;
+        folded.authorize(statement, verifyEnvelopeSignatures(entry.envelope, canonicalJson(statement), nodeEd25519), entry.index);
+        folded.apply(statement, entry.index, Date.parse(entry.sequencedAt));
+      }
+    }
+    const authority = this.entries.get(0) as Entry[];
+    const note = folded.size > 1 ? this.checkpoint(0) : '';
+    const proofOf = (at: number): RegistrationProof => {
+      const { entry, inclusionProof, checkpoint } = this.receipt(authority[at] as Entry, note);
+      return { entry, inclusionProof: [...inclusionProof], checkpoint } as RegistrationProof;
+    };
+    return buildTrust(this.genesis, folded.keys(), folded.size, proofOf);
   }
 
   /** A receipt for an entry against the newest checkpoint of its partition (sealing one when none covers it). */
@@ -265,7 +285,7 @@ describe('parseTrust and checkTrustExtends', () => {
   test('a trust root that is not the genesis\'s, a listed key the genesis did not register, a role added, a key left out', () => {
     assert.equal(code(() => parseTrust({ ...copy(), trustRoot: { ...trust.trustRoot, threshold: 1 } })), 'INTEGRITY_FAILURE');
     const extra = copy();
-    (extra.keys as unknown[]).push({ keyId: newSigner('service:evil').keyId, principal: 'service:evil', roles: ['service'], registeredAt: 0, revokedAt: null });
+    (extra.keys as unknown[]).push({ keyId: newSigner('service:evil').keyId, principal: 'service:evil', roles: ['service'], registeredAt: 0, revokedAt: null, registration: null });
     assert.equal(code(() => parseTrust(extra)), 'INTEGRITY_FAILURE');
     const widened = copy();
     (widened.keys as unknown as { roles: string[] }[])[0]?.roles.push('gate');
@@ -279,6 +299,42 @@ describe('parseTrust and checkTrustExtends', () => {
     assert.equal(code(() => parseTrust(late)), 'INTEGRITY_FAILURE');
     assert.equal(code(() => parseTrust({ ...copy(), keys: [...trust.keys, trust.keys[0]] })), 'INTEGRITY_FAILURE');
     assert.equal(code(() => parseTrust({ ...copy(), extra: 1 })), 'SCHEMA_INVALID');
+  });
+
+  test('a key registered after genesis counts only with the proof that the log holds its registration', () => {
+    const later = new ReceiptLedger();
+    const gate2 = newSigner('service:gate-2');
+    later.say('key.registered', { keyId: gate2.keyId, principal: gate2.principal, roles: ['service'] }, later.admin);
+    later.say('key.revoked', { keyId: later.approver.keyId, reason: 'left' }, later.admin);
+    const proven = JSON.parse(JSON.stringify(later.unchecked())) as Trust;
+    assert.equal(code(() => parseTrust(proven)), 'ok');
+    const registered = (doc: Trust): { registration: unknown; roles: string[]; keyId: string } => doc.keys.find((k) => k.keyId === gate2.keyId) as unknown as { registration: unknown; roles: string[]; keyId: string };
+
+    // An API inventing a key: no proof.
+    const bare = JSON.parse(JSON.stringify(proven)) as Trust;
+    registered(bare).registration = null;
+    assert.equal(code(() => parseTrust(bare)), 'INTEGRITY_FAILURE');
+    // The proof of another entry (the revocation) standing in for the registration.
+    const other = JSON.parse(JSON.stringify(proven)) as Trust;
+    (registered(other) as { registration: { entry: Entry } }).registration.entry = (later.entries.get(0) as Entry[])[2] as Entry;
+    assert.equal(code(() => parseTrust(other)), 'INTEGRITY_FAILURE');
+    // The registration widened to the sequencer role.
+    const widened = JSON.parse(JSON.stringify(proven)) as Trust;
+    registered(widened).roles.push('sequencer');
+    assert.equal(code(() => parseTrust(widened)), 'INTEGRITY_FAILURE');
+    // A registration entry made up and checkpointed by a sequencer of no pinned log.
+    const forged = new ReceiptLedger();
+    forged.say('key.registered', { keyId: gate2.keyId, principal: gate2.principal, roles: ['service'] }, forged.admin);
+    const theirs = JSON.parse(JSON.stringify(forged.unchecked())) as Trust;
+    const swapped = JSON.parse(JSON.stringify(proven)) as Trust;
+    registered(swapped).registration = registered(theirs).registration;
+    assert.equal(code(() => parseTrust(swapped)), 'CHECKPOINT_INVALID');
+    // A truncated inclusion proof.
+    const cut = JSON.parse(JSON.stringify(proven)) as Trust;
+    const proof = registered(cut).registration as { inclusionProof: string[] };
+    assert.ok(proof.inclusionProof.length > 0);
+    proof.inclusionProof.pop();
+    assert.equal(code(() => parseTrust(cut)), 'INTEGRITY_FAILURE');
   });
 
   test('a refresh may add keys and revocations after the pinned size, nothing else', () => {

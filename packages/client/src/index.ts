@@ -9,5 +9,5 @@ export type { RefusalRecord, RefusedBy } from './refused.js';
 export { ReceiptSchema, verifyReceipt } from './receipt.js';
 export type { Receipt, ReceiptDecision, ReceiptVerdict, VerifyReceiptOptions } from './receipt.js';
 export { PINNED_ROLES, buildTrust, checkTrustExtends, fetchTrust, formatTrust, keyValidAt, ledgerSettings, loadTrust, parseTrust, pinTrust, trustFromGenesis } from './trust.js';
-export type { FetchTrustOptions, LedgerSettings, PinnedKey, Trust } from './trust.js';
+export type { FetchTrustOptions, LedgerSettings, PinnedKey, RegistrationProof, Trust } from './trust.js';
 export type { Signer } from '@agent-ledger/core';

@@ -2,19 +2,32 @@ import { writeFileSync, renameSync } from 'node:fs';
 import { z } from 'zod';
 import { LedgerError, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import {
+  EntrySchema,
   EnvelopeSchema,
   KeyId,
   Principal,
   ROLES,
   TrustRootSchema,
   canonicalJson,
+  entryHash,
+  envelopeHash,
+  fromBase64,
+  fromHex,
+  headerOf,
   nodeEd25519,
+  openNote,
+  parseCheckpoint,
   parseStrictJson,
+  partitionOrigin,
   statementHash,
   verifyEnvelopeSignatures,
+  verifyInclusion,
   type BodyOf,
+  type Checkpoint,
   type Ed25519Backend,
+  type Entry,
   type Envelope,
+  type NoteVerifier,
   type Role,
   type TrustRoot,
 } from '@agent-ledger/core';
@@ -27,6 +40,17 @@ export const MAX_TRUST_BYTES = 1 << 20;
 /** Roles whose keys a client pins: the services that sign what an executor checks, and the approvers. */
 export const PINNED_ROLES: readonly Role[] = ['sequencer', 'gate', 'timer', 'service', 'approver', 'bridge'];
 
+/**
+ * The proof that a key registered after genesis is on the log: its
+ * registering authority entry, the RFC 9162 inclusion proof and the first
+ * signed checkpoint of the authority stream that covers it.
+ */
+const RegistrationProofSchema = z.strictObject({
+  entry: EntrySchema,
+  inclusionProof: z.array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/)).max(64),
+  checkpoint: z.string().min(1).max(65536),
+});
+
 const PinnedKeySchema = z.strictObject({
   keyId: KeyId,
   principal: Principal,
@@ -35,6 +59,8 @@ const PinnedKeySchema = z.strictObject({
   registeredAt: z.number().int().min(0),
   /** Authority index of the entry that revoked it: valid up to and including that authority index. */
   revokedAt: z.number().int().min(0).nullable(),
+  /** For a key registered after genesis, the proof of its registration; null for a key the genesis registers. */
+  registration: RegistrationProofSchema.nullable(),
 });
 
 /**
@@ -53,6 +79,9 @@ const TrustSchema = z.strictObject({
 
 /** A key of the pinned registry and the authority indexes where it is valid. */
 export type PinnedKey = z.infer<typeof PinnedKeySchema>;
+
+/** The proof of a key's registration (see {@link PinnedKey}). */
+export type RegistrationProof = z.infer<typeof RegistrationProofSchema>;
 
 /** A checked trust document: see {@link fetchTrust}, {@link loadTrust}. */
 export interface Trust {
@@ -131,7 +160,64 @@ export function parseTrust(value: unknown, options: { readonly ed25519?: Ed25519
     fromGenesis.delete(key.keyId);
   }
   if (fromGenesis.size > 0) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'trust document: a key the genesis registers is missing');
+  checkRegistrations(trust, options.ed25519 ?? nodeEd25519);
   return trust;
+}
+
+/**
+ * Every key registered after genesis comes with the proof that the log
+ * holds its registration: the authority entry at `registeredAt` (intact,
+ * its signatures valid) registers exactly this key, principal and roles (a
+ * `key.registered`, or a `root.rotated` naming it in `registerKeys`), and
+ * its inclusion proof leads to an authority checkpoint signed by a
+ * sequencer key already established (a genesis one, or one proven earlier
+ * in registration order). So the API cannot invent a gate or sequencer key:
+ * only a registration the sequencer wrote into the log counts.
+ */
+function checkRegistrations(trust: Trust, ed25519: Ed25519Backend): void {
+  const origin = trust.genesis.statement.body.origin;
+  const sequencers: NoteVerifier[] = [];
+  const addSequencer = (key: PinnedKey): void => {
+    if (key.roles.includes('sequencer')) sequencers.push({ name: origin, publicKey: fromHex(key.keyId, 32), verify: (pk, message, sig) => ed25519.verify(pk, message, sig) });
+  };
+  const ordered = [...trust.keys].sort((a, b) => a.registeredAt - b.registeredAt);
+  for (const key of ordered) {
+    const what = `trust document: key ${key.keyId.slice(0, 16)}`;
+    if (key.registeredAt === 0) {
+      if (key.registration !== null) throw new LedgerError(ReasonCode.SCHEMA_INVALID, `${what} is registered by the genesis and carries a registration proof`);
+      addSequencer(key);
+      continue;
+    }
+    const proof = key.registration;
+    if (proof === null) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${what} is registered at authority index ${key.registeredAt} without a proof`);
+    const entry = proof.entry as unknown as Entry;
+    if (entry.partition !== 0 || entry.index !== key.registeredAt) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${what}: the proof is of entry ${entry.partition}/${entry.index}, not 0/${key.registeredAt}`);
+    const statement = entry.envelope.statement;
+    const canonical = canonicalJson(statement);
+    verifyEnvelopeSignatures(entry.envelope, canonical, ed25519);
+    if (entryHash(headerOf(entry, envelopeHash(entry.envelope, canonical))) !== entry.hash) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${what}: the registration entry's hash does not match its content`);
+    const granted = statement.type === 'key.registered'
+      ? [statement.body as BodyOf<'key.registered'>]
+      : statement.type === 'root.rotated' ? (statement.body as BodyOf<'root.rotated'>).registerKeys : [];
+    const grant = granted.find((g) => g.keyId === key.keyId);
+    if (grant === undefined || grant.principal !== key.principal || [...grant.roles].sort().join() !== [...key.roles].sort().join()) {
+      throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${what}: entry 0/${key.registeredAt} does not register it as listed`);
+    }
+    let checkpoint: Checkpoint;
+    try {
+      checkpoint = parseCheckpoint(openNote(proof.checkpoint, sequencers).text);
+    } catch (err) {
+      if (err instanceof LedgerError) throw new LedgerError(ReasonCode.CHECKPOINT_INVALID, `${what}: the registration's checkpoint: ${err.message}`);
+      throw err;
+    }
+    if (checkpoint.origin !== partitionOrigin(origin, 0) || checkpoint.size <= entry.index) {
+      throw new LedgerError(ReasonCode.CHECKPOINT_INVALID, `${what}: the registration's checkpoint is not an authority checkpoint covering it`);
+    }
+    if (!verifyInclusion(fromHex(entry.hash, 32), entry.index, checkpoint.size, proof.inclusionProof.map((p) => fromBase64(p, 32)), checkpoint.rootHash)) {
+      throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${what}: the registration's inclusion proof does not lead to the checkpoint root`);
+    }
+    addSequencer(key);
+  }
 }
 
 /**
@@ -166,15 +252,22 @@ export function checkTrustExtends(pinned: Trust, next: Trust): void {
  * The trust document of a ledger from its genesis envelope and its key
  * registry after `authoritySize` authority entries (what `GET /v1/trust`
  * serves): the trust root the genesis names, the genesis, and every key
- * holding one of {@link PINNED_ROLES}, ordered by registration.
+ * holding one of {@link PINNED_ROLES}, ordered by registration, each key
+ * registered after genesis with the proof of its registration (`proofOf`,
+ * by authority index: see {@link parseTrust}).
  */
-export function buildTrust(genesis: Envelope, registry: Iterable<{ readonly keyId: string; readonly principal: string; readonly roles: readonly Role[]; readonly registeredAt: number; readonly revokedAt: number | undefined }>, authoritySize: number): Trust {
+export function buildTrust(
+  genesis: Envelope,
+  registry: Iterable<{ readonly keyId: string; readonly principal: string; readonly roles: readonly Role[]; readonly registeredAt: number; readonly revokedAt: number | undefined }>,
+  authoritySize: number,
+  proofOf: (registeredAt: number) => RegistrationProof | null = () => null,
+): Trust {
   if (genesis.statement.type !== 'genesis') throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'not a genesis envelope');
   const body = genesis.statement.body as BodyOf<'genesis'>;
   const keys: PinnedKey[] = [];
   for (const key of registry) {
     if (!key.roles.some((role) => PINNED_ROLES.includes(role))) continue;
-    keys.push({ keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: key.registeredAt, revokedAt: key.revokedAt ?? null });
+    keys.push({ keyId: key.keyId, principal: key.principal, roles: [...key.roles], registeredAt: key.registeredAt, revokedAt: key.revokedAt ?? null, registration: key.registeredAt === 0 ? null : proofOf(key.registeredAt) });
   }
   keys.sort((a, b) => a.registeredAt - b.registeredAt || (a.keyId < b.keyId ? -1 : 1));
   return { v: 1, trustRoot: { v: 1, origin: body.origin, rootKeys: [...body.rootKeys], threshold: body.rootThreshold }, genesis: genesis as Envelope<'genesis'>, authoritySize, keys };

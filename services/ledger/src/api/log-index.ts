@@ -189,11 +189,16 @@ export class LogIndex {
     return undefined;
   }
 
-  /** A receipt (SPEC.md section 10) for an entry covered by the newest checkpoint that the tree has reached. */
-  async receipt(partition: number, index: number): Promise<{ v: 1; entry: Entry; inclusionProof: string[]; checkpoint: string; genesis: unknown } | undefined> {
+  /**
+   * A receipt (SPEC.md section 10) for an entry covered by the newest
+   * checkpoint that the tree has reached (with `first`, the oldest one that
+   * covers the entry: signed by the sequencer key of that time).
+   */
+  async receipt(partition: number, index: number, covering: 'newest' | 'first' = 'newest'): Promise<{ v: 1; entry: Entry; inclusionProof: string[]; checkpoint: string; genesis: unknown } | undefined> {
     const p = this.#partitions.get(partition);
     if (p === undefined || index >= p.tree.size || this.#genesis === undefined) return undefined;
-    const checkpoint = [...p.checkpoints].reverse().find((c) => c.size > index && c.size <= p.tree.size);
+    const covers = (c: { size: number }): boolean => c.size > index && c.size <= p.tree.size;
+    const checkpoint = covering === 'first' ? p.checkpoints.find(covers) : [...p.checkpoints].reverse().find(covers);
     if (checkpoint === undefined) return undefined;
     const text = await this.entryText(partition, index);
     if (text === undefined) return undefined;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildTrust } from '@agent-ledger/client';
+import { buildTrust, type RegistrationProof } from '@agent-ledger/client';
 import type { Entry } from '@agent-ledger/core';
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { LogIndex } from './log-index.js';
@@ -22,7 +22,22 @@ export function registerTrustRoutes(app: FastifyInstance, deps: { readonly follo
     const text = await deps.logIndex.entryText(0, 0);
     const { state, size } = deps.follower.current();
     if (text === undefined || size === 0) throw notFound('the genesis is not indexed yet', true);
-    return buildTrust((JSON.parse(text) as Entry).envelope, state.keys(), size);
+    // Each key registered after genesis with the proof of its registration: the first authority checkpoint covering it.
+    const keys = [...state.keys()];
+    const proofs = new Map<number, RegistrationProof | null>();
+    for (const key of keys) {
+      if (key.registeredAt === 0 || proofs.has(key.registeredAt)) continue;
+      const receipt = await deps.logIndex.receipt(0, key.registeredAt, 'first');
+      proofs.set(key.registeredAt, receipt === undefined ? null : { entry: receipt.entry as unknown as RegistrationProof['entry'], inclusionProof: receipt.inclusionProof, checkpoint: receipt.checkpoint });
+    }
+    // A client accepts only proven keys: while a registration is not covered by a checkpoint yet, the document
+    // describes the authority stream up to that registration (its keys and revocations before it), never a gap.
+    let asOf = size;
+    for (const [at, proof] of proofs) if (proof === null) asOf = Math.min(asOf, at);
+    const prefix = keys
+      .filter((k) => k.registeredAt < asOf)
+      .map((k) => ({ ...k, revokedAt: k.revokedAt !== undefined && k.revokedAt < asOf ? k.revokedAt : undefined }));
+    return buildTrust((JSON.parse(text) as Entry).envelope, prefix, asOf, (at) => proofs.get(at) ?? null);
   });
 
   app.get<{ Params: { partition: string; index: string }; Querystring: { waitMs?: string } }>('/v1/receipts/:partition/:index', async (req) => {
