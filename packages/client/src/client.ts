@@ -301,6 +301,8 @@ export class LedgerClient {
       if (status === 202) continue;
       if (status !== 200) throw apiError(status, body, what);
       answer = (body ?? {}) as { entry?: unknown; refusal?: unknown };
+      // A 200 without an entry is not an answer: ask again, without hammering the API.
+      if (answer.entry === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const refusal = typeof answer.refusal === 'string' ? answer.refusal : null;
     // Untrusted: only where to look. The receipt's own entry is what gets verified.

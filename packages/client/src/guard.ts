@@ -26,6 +26,14 @@ export interface GuardOptions<A extends unknown[]> {
 
 /** A proposal body from a described operation and the call's arguments. */
 function proposalOf(operation: OperationInput, args: readonly unknown[]): ProposalInput {
+  let recorded: ProposalInput['args'] | undefined = operation.args;
+  if (recorded === undefined) {
+    try {
+      recorded = { args: JSON.parse(JSON.stringify(args)) as unknown[] } as ProposalInput['args'];
+    } catch (err) {
+      throw new OperationalError(OperationalCode.BAD_ARGUMENT, 'the call\'s arguments are not JSON: give describe() an args object', { cause: err });
+    }
+  }
   return {
     recipient: 'none',
     scope: 'workspace',
@@ -34,7 +42,7 @@ function proposalOf(operation: OperationInput, args: readonly unknown[]): Propos
     channel: 'api',
     context: {},
     ...operation,
-    args: operation.args ?? { args: JSON.parse(JSON.stringify(args ?? [])) as unknown[] },
+    args: recorded,
   };
 }
 
