@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { createStatement, nodeEd25519, signStatement, type Envelope } from '@agent-ledger/core';
+import { createStatement, eventPartitionOf, nodeEd25519, signStatement, type Envelope } from '@agent-ledger/core';
 import { createKafkaBus, type LogBus } from '@agent-ledger/kafka';
 import { topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { eventually, freshHome, proposal, start } from './live.js';
@@ -113,6 +113,15 @@ describe('the HTTP edge', () => {
     assertTyped(await post(gzipSync(text), { 'content-encoding': 'gzip' }), 415, 'BAD_ARGUMENT', 'gzip body');
     assertTyped(await post(text, { 'content-encoding': 'br' }), 415, 'BAD_ARGUMENT', 'brotli label');
     assertTyped(await raw(base, '/v1/pending', { headers: { 'content-encoding': 'deflate' } }), 415, 'BAD_ARGUMENT', 'encoded GET');
+
+    // Refused before the body was read (content type, size): recorded like the rest, under the sender's budget.
+    const topics = topicNames(home.config.topicPrefix);
+    const onTopic = await eventually(async () => {
+      const found: string[] = [];
+      for await (const r of bus.readRange(topics.refusal('SCHEMA_INVALID'), 0, '0')) found.push(r.value.toString());
+      return found.some((r) => r.includes('content type must be application/json')) && found.some((r) => r.includes('body too large')) ? found : undefined;
+    }, 30_000, 'the wrong content type and the oversize body on the SCHEMA_INVALID refusal topic');
+    assert.ok(onTopic.length >= 3);
   });
 
   test('a foreign Host header is refused on the API and its pages (DNS rebinding); loopback names on its port are served', async () => {
@@ -163,6 +172,20 @@ describe('the HTTP edge', () => {
       return found.length >= 3 ? found : undefined;
     }, 30_000, 'three REPLAY refusals on the refusal topic');
     assert.ok(onTopic.every((r) => r['status_code'] === 'REPLAY'));
+  });
+
+  test('the status of a statement another process submitted comes from the projection, not only from this API', async () => {
+    const elsewhere = signed('agent-ops-bot');
+    const topics = topicNames(home.config.topicPrefix);
+    const partition = eventPartitionOf(home.key('agent-ops-bot').principal, home.config.eventPartitions);
+    // Straight to intake, as another API process would publish it: this API never saw it.
+    await bus.publish([{ topic: topics.intake, partition, key: null, value: elsewhere.text }]);
+    const status = await eventually(async () => {
+      const s = await raw(base, `/v1/statements/${elsewhere.envelope.statement.id}`);
+      return s.status === 200 ? s.body : undefined;
+    }, 30_000, 'the statement found through the projection');
+    assert.deepEqual([status['status'], status['partition'], typeof status['index']], ['admitted', partition, 'number']);
+    assertTyped(await raw(base, '/v1/statements/01900000-0000-7000-8000-000000000000'), 404, 'NOT_FOUND', 'an id nobody submitted');
   });
 
   test('a per-principal rate limit refuses with RATE_LIMIT (429, retryable), counted; recorded refusals are bounded', async () => {

@@ -17,6 +17,8 @@ const WINDOW = { maxPending: 2 };
 /** A log in memory: what writers commit is readable back, as a restarted sequencer reads it. */
 class CommitLog implements LogBus {
   readonly committed: OutRecord[] = [];
+  /** false: read back without headers, as records written before the sequencer's recovery headers. */
+  constructor(readonly keepHeaders = true) {}
   async ensureTopics(): Promise<void> {}
   async writer(id: string): Promise<TransactionalWriter> {
     return {
@@ -38,7 +40,7 @@ class CommitLog implements LogBus {
     const records = this.#records(topic, partition);
     for (let offset = Number(fromOffset); offset < records.length; offset++) {
       const record = records[offset] as OutRecord;
-      yield { topic, partition, offset: String(offset), key: null, value: Buffer.from(record.value), timestamp: '0', headers: {} };
+      yield { topic, partition, offset: String(offset), key: null, value: Buffer.from(record.value), timestamp: '0', headers: this.keepHeaders ? (record.headers ?? {}) : {} };
     }
   }
   async endOffsets(topic: string): Promise<ReadonlyMap<number, string>> {
@@ -57,11 +59,12 @@ class CommitLog implements LogBus {
   async close(): Promise<void> {}
 }
 
+/** Intake records of events partition 1 (intake partition p feeds ledger partition p). */
 function intake(envelopes: readonly Envelope[], from: number): InBatch {
   return {
     topic: topics.intake,
-    partition: 0,
-    records: envelopes.map((envelope, k) => ({ topic: topics.intake, partition: 0, offset: String(from + k), key: null, value: Buffer.from(JSON.stringify(envelope)), timestamp: '0', headers: {} })),
+    partition: 1,
+    records: envelopes.map((envelope, k) => ({ topic: topics.intake, partition: 1, offset: String(from + k), key: null, value: Buffer.from(JSON.stringify(envelope)), timestamp: '0', headers: {} })),
   };
 }
 
@@ -105,12 +108,12 @@ test('verify-chain applies the same bound: a proposal beyond the window fails wh
   assertValid(await verify(over, { replay: { maxPending: 3 } }));
 });
 
-test('a sequencer restarted from a checkpoint still counts the proposals open before it', async () => {
+for (const keepHeaders of [true, false]) test(`a sequencer restarted from a checkpoint still counts the proposals open before it (${keepHeaders ? 'recovery headers' : 'entries without headers'})`, async () => {
   const ledger = new TestLedger({ eventPartitions: 1 });
   const genesis = (JSON.parse(ledger.lines()[1] as string) as Entry).envelope.statement as Statement;
   const authority = new AuthorityState(ledger.trustRoot);
   authority.apply(genesis, 0, Date.now());
-  const bus = new CommitLog();
+  const bus = new CommitLog(keepHeaders);
   const settings = { trustRoot: ledger.trustRoot, eventPartitions: 1, sequencer: ledger.sequencer, checkpointEvery: 2, checkpointIntervalMs: 3_600_000, topics, replayWindow: WINDOW };
   const view = { current: () => ({ state: authority, size: 1 }) };
   const proposal = (n: number): Envelope =>

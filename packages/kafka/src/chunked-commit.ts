@@ -32,6 +32,12 @@ function recordBytes(record: OutRecord): number {
  * is redelivered whole, with the records earlier transactions of it already
  * committed: keep one committer per input partition and pass the batch
  * through {@link ChunkedCommitter.uncommitted} first.
+ *
+ * A writer that rebuilds its state from the log after a failure or a restart
+ * (the sequencer) tells the committer where the committed offset stands
+ * ({@link ChunkedCommitter.resume}); output that belongs to no input record
+ * (a checkpoint sealed by time) goes through {@link ChunkedCommitter.commitAlone},
+ * and an idle writer learns whether it was fenced by {@link ChunkedCommitter.probe}.
  */
 export class ChunkedCommitter {
   readonly #writer: TransactionalWriter;
@@ -60,6 +66,50 @@ export class ChunkedCommitter {
     const next = this.#committedNext;
     if (next === null) return records;
     return records.filter((record) => BigInt(record.offset) >= next);
+  }
+
+  /**
+   * Sets the consumed offset that is committed (as read back from the group
+   * after a restart or a recovery, null when none is) and drops anything
+   * pending: what the writer derived before is rebuilt from the log.
+   */
+  resume(nextOffset: string | null): void {
+    this.#records = [];
+    this.#callbacks = [];
+    this.#bytes = 0;
+    this.#lastOffset = null;
+    this.#committedNext = nextOffset === null ? null : BigInt(nextOffset);
+  }
+
+  /** The consumed offset (next record to read) of the last commit or {@link resume}, null when none. */
+  get committedNext(): string | null {
+    return this.#committedNext === null ? null : this.#committedNext.toString();
+  }
+
+  /**
+   * Commits `records` that answer no input record, in a transaction of their
+   * own and without moving the consumed offset (output still pending is
+   * committed first). The records are under the byte bound by the caller's
+   * construction (one checkpoint).
+   */
+  async commitAlone(records: readonly OutRecord[]): Promise<void> {
+    await this.flush();
+    if (records.length === 0) return;
+    await this.#writer.commit(records);
+    this.transactions += 1;
+  }
+
+  /**
+   * Re-commits the consumed offset already committed: a real transaction
+   * (the broker checks the producer epoch) that changes nothing in the log,
+   * so an idle writer replaced by a newer one learns that it is fenced.
+   * Does nothing before anything was committed or resumed.
+   */
+  async probe(): Promise<void> {
+    await this.flush();
+    if (this.#committedNext === null) return;
+    await this.#writer.commit([], { ...this.#consumed, nextOffset: this.#committedNext.toString() });
+    this.transactions += 1;
   }
 
   /** Bytes of record values waiting for the next commit. */

@@ -119,8 +119,13 @@ export interface SubscribeOptions {
    * members may then read the same partition: the transactional writer's
    * fencing keeps one writer. The handler must still skip records below the
    * committed offset: a consumer restart rejoins without the seek.
+   *
+   * With `startAt` instead of `offsetsOf`, each partition starts at the
+   * offset `startAt()` gives (asked again when the consumer rejoins, so a
+   * reader that keeps its own position resumes there); a partition it
+   * leaves out starts as `fromBeginning` says.
    */
-  readonly positions?: { readonly offsetsOf: string; readonly partitions?: readonly number[] };
+  readonly positions?: { readonly offsetsOf: string; readonly partitions?: readonly number[] } | { readonly startAt: () => ReadonlyMap<number, string>; readonly partitions?: readonly number[] };
   /** Partitions whose batches may be handled at the same time (default 1). Batches of one partition are always sequential. */
   readonly concurrency?: number;
   /**

@@ -75,3 +75,37 @@ test('a batch redelivered after a later chunk failed skips what earlier chunks c
   await assert.rejects(committer.add('6', [record(300)]));
   assert.deepEqual(committer.uncommitted(batch).map((r) => r.offset), ['6', '7', '8']);
 });
+
+test('resume sets the committed offset a redelivered batch is filtered by, and drops what was pending', async () => {
+  const writer = new RecordingWriter();
+  const committer = new ChunkedCommitter(writer, base, 1000);
+  await committer.add('5', [record(10)]);
+  committer.resume('8');
+  assert.equal(committer.committedNext, '8');
+  assert.equal(committer.pendingBytes, 0);
+  await committer.flush();
+  assert.equal(writer.commits.length, 0, 'the dropped output is never committed');
+  const batch = [6, 7, 8, 9].map((n) => ({ offset: String(n) }));
+  assert.deepEqual(committer.uncommitted(batch).map((r) => r.offset), ['8', '9']);
+  committer.resume(null);
+  assert.equal(committer.committedNext, null);
+  assert.equal(committer.uncommitted(batch).length, 4);
+});
+
+test('commitAlone commits pending output first, then its own records without an offset; probe re-commits the offset', async () => {
+  const writer = new RecordingWriter();
+  const committer = new ChunkedCommitter(writer, base, 1000);
+  await committer.probe();
+  assert.equal(writer.commits.length, 0, 'nothing to probe with before any commit');
+  await committer.add('4', [record(10)]);
+  await committer.commitAlone([record(20)]);
+  assert.equal(writer.commits.length, 2);
+  assert.equal(writer.commits[0]?.consumed?.nextOffset, '5');
+  assert.equal(writer.commits[1]?.consumed, undefined);
+  assert.equal(writer.commits[1]?.records.length, 1);
+  await committer.probe();
+  assert.equal(writer.commits.length, 3);
+  assert.deepEqual(writer.commits[2]?.records, []);
+  assert.equal(writer.commits[2]?.consumed?.nextOffset, '5');
+  assert.equal(committer.transactions, 3);
+});

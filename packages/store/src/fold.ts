@@ -243,6 +243,7 @@ export function entrySeenRow(linked: LinkedEntry): EntrySeenRow {
     type: entry.envelope.statement.type,
     sequencedAt: entry.sequencedAt,
     authorityIndex: entry.authorityIndex,
+    statementId: entry.envelope.statement.id,
   };
 }
 

@@ -15,6 +15,8 @@ export interface EntrySeenRow {
   readonly type: string;
   readonly sequencedAt: string;
   readonly authorityIndex: number;
+  /** The statement's id (null on rows applied before migration 005). */
+  readonly statementId: string | null;
 }
 
 /** `keys`: the key registry. */
@@ -262,6 +264,7 @@ export const ENTRIES_SEEN: TableSpec<EntrySeenRow> = {
     column('type', 'text', (r) => r.type),
     column('sequenced_at', 'timestamptz', (r) => r.sequencedAt),
     column('authority_index', 'bigint', (r) => r.authorityIndex),
+    column('statement_id', 'text', (r) => r.statementId),
   ],
   read: (s) => ({
     partition: num(s['partition']),
@@ -271,6 +274,7 @@ export const ENTRIES_SEEN: TableSpec<EntrySeenRow> = {
     type: str(s['type']),
     sequencedAt: iso(s['sequenced_at']),
     authorityIndex: num(s['authority_index']),
+    statementId: s['statement_id'] === null || s['statement_id'] === undefined ? null : str(s['statement_id']),
   }),
 };
 

@@ -45,6 +45,7 @@ test('migrations apply once, even from several processes starting at once', { ti
       [2, '002_hex_checks.sql'],
       [3, '003_grant_trail.sql'],
       [4, '004_grant_constraints.sql'],
+      [5, '005_statement_ids.sql'],
     ],
   );
   await migrate(db.pool);

@@ -8,6 +8,8 @@ import { BODY_SCHEMAS, EnvelopeSchema, LATEST_AUTHORITY_RULES_VERSION, createSta
 import { newSigner, readKeyFile, writeKeyFile } from './keys.js';
 import { formatTrustRoot, readTrustRoot } from './trust-root-file.js';
 import { ChannelsConfigSchema } from './notify/channels-config.js';
+import { AllowedHostSchema } from './api/host-allow-list.js';
+import { RateSettingsSchema } from './api/rate-limit.js';
 
 /**
  * The local installation's directory (default `.ledger/` at the repository
@@ -32,6 +34,23 @@ export const ConfigSchema = z.strictObject({
   apiPort: z.number().int().min(0).max(65535),
   /** Prefix of every topic and consumer group (several ledgers can share a broker). */
   topicPrefix: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/),
+  /**
+   * The API's edge (absent: defaults). An environment variable, when set,
+   * wins over each field: LEDGER_API_HOSTS, LEDGER_API_RATE_LIMIT,
+   * LEDGER_API_REFUSAL_RECORD_LIMIT, LEDGER_API_MAX_BACKLOG_MS.
+   */
+  api: z
+    .strictObject({
+      /** Host names (`name` or `name:port`) the API answers besides the loopback names of its own port. */
+      hosts: z.array(AllowedHostSchema).max(64).optional(),
+      /** Statements one principal may submit: a token bucket. */
+      rateLimit: RateSettingsSchema.optional(),
+      /** Refusals of one principal (or one address) recorded on the log: a token bucket. */
+      refusalRecordLimit: RateSettingsSchema.optional(),
+      /** Longest wait of an accepted statement for the sequencer before new ones are refused (UNAVAILABLE). */
+      maxBacklogMs: z.number().int().min(100).max(3_600_000).optional(),
+    })
+    .optional(),
   /** Chat approval channels of the notify role (absent: approvals by CLI and web page only). */
   channels: ChannelsConfigSchema.optional(),
   /**

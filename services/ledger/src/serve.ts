@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { LedgerError, OperationalError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Registry, Counter, Gauge, collectDefaultMetrics } from 'prom-client';
 import { createKafkaBus, type LogBus, WriterFencedError } from '@agent-ledger/kafka';
 import { createPool, ensureDatabase, isPostgresUnavailable, migrate } from '@agent-ledger/store';
 import { AuthorityFollower } from './authority-follower.js';
 import { buildApi, DEFAULT_RATE_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT } from './api/server.js';
-import { rateSettingsFrom } from './api/rate-limit.js';
+import { rateSettingsFrom, type RateSettings } from './api/rate-limit.js';
 import { DependencyWatch, retrying } from './dependency-watch.js';
 import { LogIndex } from './api/log-index.js';
 import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
@@ -38,6 +38,8 @@ export interface RunningLedger {
   readonly gate: GateWorker | undefined;
   readonly projector: Projector | undefined;
   readonly apiUrl: string | undefined;
+  /** The API's log index, when the api role runs here. */
+  readonly logIndex: LogIndex | undefined;
   /** The notify role (chat approval channels), when it runs here. */
   readonly notifier: NotifierRole | undefined;
   /** URL receivers POST signed webhook answers to, when the notify role listens for them. */
@@ -99,6 +101,34 @@ function confirmationChannels(config: HomeConfig): ('cli' | 'web' | 'telegram' |
   return ['cli', 'web', ...chat];
 }
 
+/**
+ * The API's Host allow-list, rate limits and backlog bound: from the
+ * installation config's `api` section, each overridden by its environment
+ * variable when that is set. A bad value is BAD_CONFIGURATION at start.
+ */
+export function apiEdgeSettings(config: HomeConfig, env: NodeJS.ProcessEnv = process.env): { allowedHosts: readonly string[]; rateLimit: RateSettings; refusalRecordLimit: RateSettings; maxBacklogMs?: number } {
+  const hostsText = env.LEDGER_API_HOSTS;
+  const backlogText = env.LEDGER_API_MAX_BACKLOG_MS;
+  let maxBacklogMs = config.api?.maxBacklogMs;
+  if (backlogText !== undefined && backlogText !== '') {
+    maxBacklogMs = Number(backlogText);
+    if (!Number.isSafeInteger(maxBacklogMs) || maxBacklogMs < 100) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `LEDGER_API_MAX_BACKLOG_MS: expected whole milliseconds >= 100, got ${backlogText}`);
+  }
+  const rate = (name: string, configured: RateSettings | undefined, fallback: RateSettings): RateSettings => {
+    try {
+      return rateSettingsFrom(env[name], configured ?? fallback, name);
+    } catch (err) {
+      throw new OperationalError(OperationalCode.BAD_CONFIGURATION, (err as Error).message);
+    }
+  };
+  return {
+    allowedHosts: hostsText !== undefined && hostsText !== '' ? hostsText.split(',') : (config.api?.hosts ?? []),
+    rateLimit: rate('LEDGER_API_RATE_LIMIT', config.api?.rateLimit, DEFAULT_RATE_LIMIT),
+    refusalRecordLimit: rate('LEDGER_API_REFUSAL_RECORD_LIMIT', config.api?.refusalRecordLimit, DEFAULT_REFUSAL_RECORD_LIMIT),
+    ...(maxBacklogMs === undefined ? {} : { maxBacklogMs }),
+  };
+}
+
 function log(message: string): void {
   process.stderr.write(`[ledger ${new Date().toISOString()}] ${message}\n`);
 }
@@ -118,12 +148,16 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     await leadersElected(bus, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
   });
   // A connection whose backend is terminated (pg_terminate_backend, a restart) fails its query and is dropped; never an unhandled 'error'.
+  const usesPostgres = roles.includes('api') || roles.includes('projector');
   const pool = createPool(config.pgUrl, { max: 10, onError: (err) => log(`postgres: connection lost: ${err.message}`) });
   try {
-    await retrying('postgres', log, async () => {
-      await ensureDatabase(config.pgUrl);
-      await migrate(pool);
-    }, isPostgresUnavailable);
+    // Only the API and the projector use Postgres: a sequencer, gate or timer process starts without waiting for it.
+    if (usesPostgres) {
+      await retrying('postgres', log, async () => {
+        await ensureDatabase(config.pgUrl);
+        await migrate(pool);
+      }, isPostgresUnavailable);
+    }
   } catch (err) {
     await pool.end().catch(() => undefined);
     await bus.close();
@@ -132,7 +166,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const watch = new DependencyWatch(bus, pool, topics.intake, log);
+  const watch = new DependencyWatch(bus, usesPostgres ? pool : undefined, topics.intake, log);
   watch.start();
   watch.register(registry);
   const operationalErrors = new Counter({ name: 'ledger_role_operational_errors_total', help: 'Operational failures a role rode out (retried), by role and operational code', labelNames: ['role', 'code'], registers: [registry] });
@@ -146,6 +180,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   let gate: GateWorker | undefined;
   let projector: Projector | undefined;
   let apiUrl: string | undefined;
+  let apiIndex: LogIndex | undefined;
   let notifier: NotifierRole | undefined;
   let webhookCallbackUrl: string | undefined;
   const has = (role: ServeRole): boolean => roles.includes(role);
@@ -178,7 +213,8 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
       ...(signatures === undefined ? {} : { signatures }),
     };
     for (const p of partitions) sequencers.push(new PartitionSequencer(p, bus, settings, follower));
-    // Partition 0 first: the others judge keys by the authority stream it writes.
+    // Every writer at once (each fences its predecessor), then partition 0 first: the others judge keys by the authority stream it writes.
+    await Promise.all(sequencers.map((s) => s.open()));
     const authority = sequencers.find((s) => s.partition === 0);
     if (authority !== undefined) await authority.start();
   }
@@ -242,6 +278,7 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   if (gate !== undefined) {
     await gate.start();
     const g = gate;
+    for (const [kp, c] of g.catchUp) log(`gate: events partition ${kp} caught up from offset ${c.from} (${c.read} entries read)`);
     stops.push(() => g.stop());
     new Gauge({ name: 'ledger_grant_suggestions_total', help: 'grant.suggested statements signed by this gate (identical approvals an admin may turn into a grant)', registers: [registry], collect() { this.set(g.counters.grantSuggestions); } });
     new Gauge({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { for (const [approver, n] of g.rubberStamps) this.set({ approver }, n); } });
@@ -286,17 +323,18 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     });
   }
   if (has('api')) {
-    const logIndex = new LogIndex(bus, topics);
+    // Starts from the projection's verified heads (Postgres), then follows the log from the offsets stored with them.
+    const logIndex = new LogIndex(bus, topics, { pool });
     await logIndex.start(topics.group(`api-${process.pid}`));
+    apiIndex = logIndex;
+    const indexStart = logIndex.started;
+    if (indexStart !== undefined) log(`api: log index started from the ${indexStart.from} (${[...indexStart.loaded].map(([p, n]) => `${p}:${n}`).join(' ') || 'nothing'} entries loaded) in ${indexStart.ms} ms`);
     const api = await buildApi({
       bus,
       pool,
       pgUrl: config.pgUrl,
       dependencies: () => watch.status(),
-      allowedHosts: (process.env.LEDGER_API_HOSTS ?? '').split(','),
-      rateLimit: rateSettingsFrom(process.env.LEDGER_API_RATE_LIMIT, DEFAULT_RATE_LIMIT, 'LEDGER_API_RATE_LIMIT'),
-      refusalRecordLimit: rateSettingsFrom(process.env.LEDGER_API_REFUSAL_RECORD_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT, 'LEDGER_API_REFUSAL_RECORD_LIMIT'),
-      ...(process.env.LEDGER_API_MAX_BACKLOG_MS === undefined ? {} : { maxBacklogMs: Number(process.env.LEDGER_API_MAX_BACKLOG_MS) }),
+      ...apiEdgeSettings(config),
       log,
       follower,
       logIndex,
@@ -328,5 +366,5 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
     return stopping;
   };
   log(`serving roles: ${roles.join(', ')}`);
-  return { bus, pool, sequencers, follower, gate, projector, apiUrl, notifier, webhookCallbackUrl, fatal, stop: stopAll };
+  return { bus, pool, sequencers, follower, gate, projector, apiUrl, logIndex: apiIndex, notifier, webhookCallbackUrl, fatal, stop: stopAll };
 }

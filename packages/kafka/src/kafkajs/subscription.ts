@@ -101,7 +101,7 @@ export class KafkajsSubscription implements Subscription {
       } catch (err) {
         throw fromKafkaError(err, `cannot list the partitions of ${topic}`);
       }
-      initial = await committedOffsets(await admin(), positions.offsetsOf, topic);
+      initial = 'startAt' in positions ? positions.startAt() : await committedOffsets(await admin(), positions.offsetsOf, topic);
     }
     const report = (error: BusError, stopped: boolean): void => {
       try {
@@ -146,8 +146,7 @@ export class KafkajsSubscription implements Subscription {
         consumer.on(consumer.events.GROUP_JOIN, () => {
           joins += 1;
           if (joins > 1) {
-            admin()
-              .then((a) => committedOffsets(a, positions.offsetsOf, topic))
+            ('startAt' in positions ? Promise.resolve(positions.startAt()) : admin().then((a) => committedOffsets(a, positions.offsetsOf, topic)))
               .then((committed) => seekTo(consumer, committed, topic, taken))
               .catch((err: unknown) => report(fromKafkaError(err, `cannot seek ${topic} after a rejoin`), false));
           }

@@ -1,3 +1,8 @@
+import { z } from 'zod';
+
+/** An allowed Host entry in the installation config (`api.hosts`): `name`, `name:port`, `[v6]` or `[v6]:port`. */
+export const AllowedHostSchema = z.string().regex(/^(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})(?::\d{1,5})?$/, 'expected host or host:port');
+
 /** Loopback names every API answers to on its own port. */
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
 

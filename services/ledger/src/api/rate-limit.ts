@@ -1,3 +1,11 @@
+import { z } from 'zod';
+
+/** A token bucket's settings in the installation config (`api.rateLimit`, `api.refusalRecordLimit`). */
+export const RateSettingsSchema = z.strictObject({
+  burst: z.number().int().min(1).max(10_000_000),
+  perSecond: z.number().positive().max(10_000_000),
+});
+
 /** A token bucket's settings: `burst` tokens at most, refilled at `perSecond`. */
 export interface RateSettings {
   readonly burst: number;
@@ -45,6 +53,10 @@ export class RateLimiter {
 /**
  * Settings from text `BURST/PER_SECOND` (e.g. `200/100`), as in
  * LEDGER_API_RATE_LIMIT; `fallback` when absent or empty. Throws on bad text.
+ */
+/**
+ * Settings from an environment variable's text (`BURST/PER_SECOND`), which
+ * wins when set; else the installation config's value; else `fallback`.
  */
 export function rateSettingsFrom(text: string | undefined, fallback: RateSettings, name: string): RateSettings {
   if (text === undefined || text === '') return fallback;

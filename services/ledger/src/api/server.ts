@@ -38,7 +38,7 @@ import { registerTrustRoutes } from './trust-routes.js';
 import { DecisionListener } from './decision-listener.js';
 import { HostAllowList } from './host-allow-list.js';
 import { RateLimiter, type RateSettings } from './rate-limit.js';
-import { StatementTracker } from './statement-status.js';
+import { StatementTracker, sequencedStatus } from './statement-status.js';
 import { REFUSED_DETAIL_HEADER, REFUSED_HEADER } from '../sequencer/partition-sequencer.js';
 
 /** What the API needs from the rest of the process. */
@@ -161,13 +161,13 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     else operational.inc({ code: err.code });
     return reply.code(status).send(errorBody(err));
   };
-  app.setErrorHandler((err, req, reply) => {
-    if (err instanceof LedgerError || err instanceof OperationalError) return fail(reply, err);
+  app.setErrorHandler(async (err, req, reply) => {
+    if (err instanceof LedgerError || err instanceof OperationalError) return fail(reply, await recordedUnread(req, err));
     const code = (err as { code?: unknown }).code;
     const known = typeof code === 'string' ? FASTIFY_ERRORS[code] : undefined;
-    if (known !== undefined) return fail(reply, known.error(), known.status);
+    if (known !== undefined) return fail(reply, await recordedUnread(req, known.error()), known.status);
     const status = (err as { statusCode?: number }).statusCode;
-    if (status === 413) return fail(reply, new LedgerError(ReasonCode.SCHEMA_INVALID, 'body too large'));
+    if (status === 413) return fail(reply, await recordedUnread(req, new LedgerError(ReasonCode.SCHEMA_INVALID, 'body too large')));
     if (status !== undefined && status >= 400 && status < 500) return fail(reply, badArgument((err as Error).message));
     // Postgres down or restarting: an outage, retryable. Anything else is the ledger's own bug: logged, never a refusal code.
     const mapped = postgresError(err, 'the database');
@@ -294,6 +294,21 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     await publishRefusal(raw, partition, null, err);
   }
 
+  /**
+   * A submission refused before its body was read (content type, size) is
+   * recorded like any unauthenticated refusal, under the sender's address
+   * and the global budget: what is recorded is what the request said of
+   * itself (method, content type and length), the body was never read.
+   * Returns `err` for the answer.
+   */
+  async function recordedUnread<E extends ApiError>(req: FastifyRequest, err: E): Promise<E> {
+    if (!(err instanceof LedgerError) || req.method !== 'POST' || req.routeOptions.url !== '/v1/statements' || Buffer.isBuffer(req.body)) return err;
+    const header = (name: string): string => String(req.headers[name] ?? '').slice(0, 100);
+    const unread = JSON.stringify({ unreadBody: { method: req.method, path: '/v1/statements', contentType: header('content-type'), contentLength: header('content-length') } });
+    await recordAnonymous(Buffer.from(unread), req.ip, err);
+    return err;
+  }
+
   app.post('/v1/statements', async (req, reply) => {
     if (!Buffer.isBuffer(req.body)) throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'content type must be application/json');
     const raw = req.body;
@@ -372,8 +387,9 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   app.get<{ Params: { id: string } }>('/v1/statements/:id', async (req) => {
     const id = req.params.id;
     if (!STATEMENT_ID.test(id)) throw badArgument('a statement id is a lower-case UUIDv7');
-    const status = tracker.status(id);
-    if (status === undefined) throw notFound(`statement ${id} was not submitted to this API (or its outcome is no longer kept)`);
+    // This process's own record first (pending, refused, rejected), else the projection (any API process, any age).
+    const status = tracker.status(id) ?? (await sequencedStatus(deps.pool, id));
+    if (status === undefined) throw notFound(`statement ${id} is not on the log, and this API did not accept or refuse it (or no longer keeps its outcome)`);
     return { id, ...status };
   });
 

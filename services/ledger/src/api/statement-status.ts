@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { ReasonCode } from '@agent-ledger/refusals';
 
 /** What the API can say about a statement it accepted (`GET /v1/statements/:id`). */
@@ -7,8 +8,12 @@ export type StatementStatus =
   | { readonly status: 'rejected'; readonly code: ReasonCode; readonly detail: string; readonly partition: number; readonly index: number }
   | { readonly status: 'refused'; readonly code: ReasonCode; readonly detail: string };
 
-/** Outcomes remembered (newest kept); pending statements are never dropped. */
-const MAX_OUTCOMES = 200_000;
+/**
+ * Outcomes remembered (newest kept); pending statements are never dropped.
+ * An admitted statement whose outcome is forgotten (or that another API
+ * process accepted) is still found in the projection ({@link sequencedStatus}).
+ */
+export const MAX_OUTCOMES = 32_768;
 
 interface Pending {
   readonly acceptedAtMs: number;
@@ -117,4 +122,19 @@ export class StatementTracker {
       if (oldest.done !== true) this.#outcomes.delete(oldest.value);
     }
   }
+}
+
+/**
+ * Where statement `id` was sequenced, from the projection (`entries_seen`,
+ * filled by the projector from every applied entry): what any API process
+ * answers for a statement it did not accept itself, or whose outcome it no
+ * longer keeps. Undefined when the projection has no entry carrying it (not
+ * sequenced yet, refused, or rejected by the sequencer: a rejection's
+ * `intake.rejected` entry names the input's hash, which only the API that
+ * published the bytes can match).
+ */
+export async function sequencedStatus(pool: pg.Pool, id: string): Promise<StatementStatus | undefined> {
+  const result = await pool.query<{ partition: number; index: string }>('SELECT partition, index FROM entries_seen WHERE statement_id = $1 ORDER BY partition, index LIMIT 1', [id]);
+  const row = result.rows[0];
+  return row === undefined ? undefined : { status: 'admitted', partition: row.partition, index: Number(row.index) };
 }

@@ -32,6 +32,7 @@ import { LATEST_RULES_VERSION, type GateState } from '@agent-ledger/gate';
 import { RulesScreener, type Screener } from '@agent-ledger/screen';
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
+import { openProposalsStart } from '../sequencer/checkpoint-record.js';
 
 export { DEFAULT_DEADLINES_MS };
 
@@ -125,11 +126,38 @@ export class GateWorker {
     });
   }
 
+  /**
+   * Folds each events partition (state only) from where its newest
+   * checkpoint says the open proposals begin, never from further on than
+   * the gate's own committed offset: every proposal sequenced before the
+   * checkpoint's `lifeFromMs` had its decisions on the log then, so the
+   * fold from there rebuilds every open proposal and confirmation. Without
+   * a usable checkpoint it reads from the start. What the fold misses
+   * before that point is history only: approvals older than the checkpoint
+   * no longer count toward a grant suggestion.
+   */
   async #catchUp(): Promise<void> {
+    const topic = this.#settings.topics.events;
+    const committed = await this.#bus.committedOffsets(this.#settings.topics.group('gate'), topic);
     for (let kp = 0; kp < this.#settings.eventPartitions; kp++) {
-      for await (const record of this.#bus.readRange(this.#settings.topics.events, kp, '0')) this.#fold(parseEntry(record.value), record.value.length);
+      const from = await this.#catchUpFrom(kp, committed.get(kp) ?? null);
+      this.catchUp.set(kp, { from, read: 0 });
+      for await (const record of this.#bus.readRange(topic, kp, from)) {
+        this.#fold(parseEntry(record.value), record.value.length);
+        const seen = this.catchUp.get(kp);
+        if (seen !== undefined) seen.read += 1;
+      }
     }
   }
+
+  /** Where the catch-up of events Kafka partition `kp` starts (see {@link #catchUp}). */
+  async #catchUpFrom(kp: number, committed: string | null): Promise<string> {
+    const byTime = await openProposalsStart(this.#bus, this.#settings.topics, kp);
+    return committed !== null && BigInt(committed) < BigInt(byTime) ? committed : byTime;
+  }
+
+  /** Where each events Kafka partition's catch-up started and how many entries it read (shown in the log and the bench). */
+  readonly catchUp = new Map<number, { from: string; read: number }>();
 
   #life(partition: number): LifeState {
     let life = this.#lives.get(partition);

@@ -2,6 +2,7 @@ import { createStatement, nodeEd25519, signStatement, statementHash, type Signer
 import type { LogBus, OutRecord, Subscription } from '@agent-ledger/kafka';
 import { decide, evolve, initialState, lifeEntryOf, remember, type LifeState, type Said, type SaidGroup } from '@agent-ledger/rulebook';
 import type { TopicNames } from '../topics.js';
+import { openProposalsStart } from '../sequencer/checkpoint-record.js';
 import { parseEntry } from './gate-worker.js';
 
 /** Marks of published timeouts this process remembers (bounded). */
@@ -36,13 +37,23 @@ export class DeadlineTimer {
     this.#signer = signer;
   }
 
-  /** Follows the events stream from its start and checks deadlines every `tickMs`. */
+  /** Where each events Kafka partition was first read from (the newest checkpoint's open proposals, not offset 0). */
+  readonly startedAt = new Map<number, string>();
+
+  /**
+   * Follows the events stream from where each partition's newest checkpoint
+   * says open proposals begin (from the start without one), and checks
+   * deadlines every `tickMs`.
+   */
   async start(groupId: string, tickMs = 250): Promise<void> {
+    for (const kp of (await this.#bus.endOffsets(this.#topics.events)).keys()) this.startedAt.set(kp, await openProposalsStart(this.#bus, this.#topics, kp));
     this.#subscription = await this.#bus.subscribe({
       groupId,
       topics: [this.#topics.events],
       fromBeginning: true,
       commitOffsets: false,
+      // A consumer restart starts there again: entries already folded are skipped by index.
+      positions: { startAt: () => this.startedAt },
       onBatch: async (batch) => {
         for (const record of batch.records) this.observe(parseEntry(record.value), record.value.length);
       },

@@ -21,7 +21,7 @@ import {
   type Signer,
   type TrustRoot,
 } from '@agent-ledger/core';
-import type { InBatch, LogBus, OutRecord, TransactionalWriter } from '@agent-ledger/kafka';
+import { ChunkedCommitter, type InBatch, type InRecord, type LogBus, type OutRecord, type TransactionalWriter } from '@agent-ledger/kafka';
 import { entryLocation, entryRecordValue, type TopicNames } from '../topics.js';
 import { admit, type Admitted, type Rejected } from './admission.js';
 import { admitsProposal, evolve, initialState, lifeEntryOf, oldestOpenMs, type LifeState, type ReplayLimits } from '@agent-ledger/rulebook';
@@ -29,39 +29,29 @@ import { admitsProposal, evolve, initialState, lifeEntryOf, oldestOpenMs, type L
 /** A bundle line is the entry record with `"kind":"entry",` added: what verify-chain counts. */
 const LINE_KIND_BYTES = 15;
 import type { SignaturePool } from './signature-pool.js';
-
-/** Checkpoint-topic offsets read back from its end to find the newest checkpoint (each checkpoint takes two: record and commit marker). */
-const CHECKPOINT_TAIL = 64;
-/** Extra time read back before the replay window, for clock skew between the sequencer and the broker's record timestamps. */
-const WINDOW_MARGIN_MS = 60_000;
-
-/**
- * A record of the checkpoints topic: the signed note, and what a restarted
- * sequencer resumes from (the chain head and, on an events partition, the
- * sequencing time of the oldest proposal still open then, null when none).
- */
-interface CheckpointRecord {
-  readonly partition: number;
-  readonly size: number;
-  readonly note: string;
-  readonly head?: ChainHead;
-  readonly sealedAt?: string;
-  readonly lifeFromMs?: number | null;
-}
+import { WINDOW_MARGIN_MS, newestCheckpoint, type CheckpointRecord } from './checkpoint-record.js';
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
-/**
- * One transaction carries at most this many bytes of entries (plus at most one
- * more entry, itself under the 256 KiB intake bound): a backlog is sequenced in
- * several transactions, each below the broker's 1 MiB record-batch limit.
- */
-const TRANSACTION_BYTES = 384 * 1024;
 
 /** Header on an intake record the API refused (its ReasonCode): recorded as `intake.rejected`, never admitted. */
 export const REFUSED_HEADER = 'ledger-refused';
 /** The API's words for that refusal. */
 export const REFUSED_DETAIL_HEADER = 'ledger-refused-detail';
+
+/**
+ * Headers the sequencer puts on every entry record it writes: the entry's
+ * index, the statement's id, its sequencing time (ms) and its statement hash. A
+ * restarted sequencer rebuilds its replay window from them without decoding
+ * the entry, and its proposal-life state without hashing it again. They are
+ * this sequencer's own committed output, read back only by it; an entry
+ * after the checkpoint is still parsed and chained in full.
+ */
+export const ENTRY_HEADERS = { index: 'ledger-index', id: 'ledger-statement-id', sequencedAtMs: 'ledger-sequenced-at-ms', statementHash: 'ledger-statement-hash' } as const;
+
+function recoveryHeaders(entry: Entry, hash: string): Record<string, string> {
+  return { [ENTRY_HEADERS.index]: String(entry.index), [ENTRY_HEADERS.id]: entry.envelope.statement.id, [ENTRY_HEADERS.sequencedAtMs]: String(Date.parse(entry.sequencedAt)), [ENTRY_HEADERS.statementHash]: hash };
+}
 
 /** The agent an input claims to be about, when readable (a refusal's `agentId`). */
 function claimedAgentOf(raw: Buffer): string {
@@ -83,6 +73,29 @@ function refusedAtApi(record: { readonly value: Buffer; readonly headers: Readon
   if (code === undefined) return undefined;
   const detail = (record.headers[REFUSED_DETAIL_HEADER] ?? 'refused at the API').slice(0, 300);
   return { kind: 'rejected', code: isReasonCode(code) ? code : ReasonCode.SCHEMA_INVALID, detail, agentId: claimedAgentOf(record.value), input: sha256Hex(record.value) };
+}
+
+/**
+ * What recovery needs of an entry record: its index, statement id and
+ * sequencing time (from the headers when the record has them, else from
+ * its JSON), its statement hash when the headers carry it, and the entry
+ * itself, decoded on demand. Undefined when the record does not say.
+ */
+function coveredEntry(record: InRecord): { index: number; id: string; sequencedAtMs: number; statementHash: string | undefined; entry: () => Entry } | undefined {
+  const headers = record.headers;
+  let decoded: Entry | undefined;
+  const entry = (): Entry => (decoded ??= JSON.parse(record.value.toString('utf8')) as Entry);
+  const index = headers[ENTRY_HEADERS.index];
+  const id = headers[ENTRY_HEADERS.id];
+  const at = headers[ENTRY_HEADERS.sequencedAtMs];
+  if (index !== undefined && id !== undefined && at !== undefined && /^\d{1,16}$/.test(index) && /^\d{1,16}$/.test(at)) {
+    return { index: Number(index), id, sequencedAtMs: Number(at), statementHash: headers[ENTRY_HEADERS.statementHash], entry };
+  }
+  // A record written before the headers: its JSON says the same.
+  const light = entry() as Partial<Entry> | null;
+  const statementId = light?.envelope?.statement?.id;
+  if (typeof light?.index !== 'number' || typeof statementId !== 'string' || typeof light.sequencedAt !== 'string') return undefined;
+  return { index: light.index, id: statementId, sequencedAtMs: Date.parse(light.sequencedAt), statementHash: undefined, entry };
 }
 
 /** Settings of one partition's sequencer. */
@@ -137,6 +150,8 @@ export class PartitionSequencer {
   readonly #authorityView: AuthorityView | null;
   readonly #noteSigner: NoteSigner;
   #writer: TransactionalWriter | undefined;
+  /** Splits output into transactions under the broker's limit (the one mechanism every transactional writer uses). */
+  #committer: ChunkedCommitter | undefined;
   #chain: PartitionChain;
   /** Partition 0 keeps its own registry: it decides authority statements. */
   #authority: AuthorityState;
@@ -146,7 +161,6 @@ export class PartitionSequencer {
   #sealedSize = 0;
   #lastSealAt = Date.now();
   #lastCommitAt = Date.now();
-  #lastConsumed: { groupId: string; topic: string; partition: number; nextOffset: string } | undefined;
   #queue: Promise<void> = Promise.resolve();
   /** Set when a failed transaction could not be followed by a recovery: state is rebuilt before any further write. */
   #stale = false;
@@ -174,8 +188,20 @@ export class PartitionSequencer {
 
   /** Takes over the partition: fences older writers, then rebuilds state from the committed log. */
   async start(): Promise<void> {
-    this.#writer = await this.#bus.writer(this.transactionalId);
+    await this.open();
     await this.#recover();
+  }
+
+  /**
+   * Takes the transactional id (fencing older writers) without recovering
+   * yet: a process opens every partition's writer at once, then recovers
+   * partition 0 before the events partitions that judge keys by it.
+   * {@link start} calls it; calling it first is optional.
+   */
+  async open(): Promise<void> {
+    if (this.#writer !== undefined) return;
+    this.#writer = await this.#bus.writer(this.transactionalId);
+    this.#committer = new ChunkedCommitter(this.#writer, { groupId: this.#settings.topics.group('sequencer'), topic: this.#settings.topics.intake, partition: this.partition });
   }
 
   /** How the last recovery went (shown on /metrics and in the bench). */
@@ -195,7 +221,7 @@ export class PartitionSequencer {
     // whatever offset the intake consumer starts from.
     const groupId = this.#settings.topics.group('sequencer');
     const committed = (await this.#bus.committedOffsets(groupId, this.#settings.topics.intake)).get(this.partition);
-    this.#lastConsumed = committed === null || committed === undefined ? undefined : { groupId, topic: this.#settings.topics.intake, partition: this.partition, nextOffset: committed };
+    this.#committer?.resume(committed ?? null);
     const resumed = this.partition === 0 ? undefined : await this.#recoverFromCheckpoint();
     if (resumed !== undefined) {
       this.lastRecovery = { from: 'checkpoint', entriesRead: resumed, ms: Date.now() - started };
@@ -204,19 +230,6 @@ export class PartitionSequencer {
       this.lastRecovery = { from: 'start', entriesRead: read, ms: Date.now() - started };
     }
     this.#stale = false;
-  }
-
-  /** The newest checkpoint record of this partition (read from the topic's tail), if any. */
-  async #newestCheckpoint(): Promise<CheckpointRecord | undefined> {
-    const topic = this.#settings.topics.checkpoints;
-    const end = BigInt((await this.#bus.endOffsets(topic)).get(this.partition) ?? '0');
-    const from = end > BigInt(CHECKPOINT_TAIL) ? end - BigInt(CHECKPOINT_TAIL) : 0n;
-    let newest: CheckpointRecord | undefined;
-    for await (const record of this.#bus.readRange(topic, this.partition, from.toString())) {
-      const cp = JSON.parse(record.value.toString('utf8')) as CheckpointRecord;
-      if (newest === undefined || cp.size >= newest.size) newest = cp;
-    }
-    return newest;
   }
 
   /**
@@ -228,7 +241,7 @@ export class PartitionSequencer {
   async #recoverFromCheckpoint(): Promise<number | undefined> {
     const freshnessMs = this.#authorityView?.current().state.config?.freshnessMs;
     if (freshnessMs === undefined) return undefined;
-    const newest = await this.#newestCheckpoint();
+    const newest = await newestCheckpoint(this.#bus, this.#settings.topics.checkpoints, this.partition);
     const head = newest?.head;
     if (newest === undefined || head === undefined || head.size !== newest.size || newest.sealedAt === undefined) return undefined;
     // Without the time of its oldest open proposal the checkpoint cannot tell how far back the open set reaches.
@@ -255,21 +268,19 @@ export class PartitionSequencer {
     let first = true;
     for await (const record of this.#bus.readRange(topic, partition, fromOffset)) {
       read += 1;
-      // Entries the checkpoint covers only feed the replay window (their id and time): a light read of
-      // this sequencer's own committed records; entries after it are checked in full and chained.
-      const light = JSON.parse(record.value.toString('utf8')) as { index?: unknown; sequencedAt?: unknown; envelope?: { statement?: { id?: unknown } } };
-      if (typeof light.index !== 'number') return undefined;
+      // Entries the checkpoint covers only feed the replay window (id and time, from the record's
+      // headers) and, from lifeFromMs on, the open set: this sequencer's own committed records,
+      // decoded without the schema check. Entries after it are checked in full and chained.
+      const covered = coveredEntry(record);
+      if (covered === undefined) return undefined;
       // Started after the checkpoint (records older than their time?): not safe, read from the start instead.
-      if (first && light.index > head.size) return undefined;
+      if (first && covered.index > head.size) return undefined;
       first = false;
-      if (light.index < head.size) {
-        const id = light.envelope?.statement?.id;
-        if (typeof id !== 'string' || typeof light.sequencedAt !== 'string') return undefined;
-        const sequencedAtMs = Date.parse(light.sequencedAt);
-        window.remember(id, sequencedAtMs);
-        if (sequencedAtMs >= lifeFromMs) {
-          const covered = EntrySchema.parse(parseStrictJson(record.value.toString('utf8'))) as unknown as Entry;
-          evolve(life, lifeEntryOf(covered, statementHash(covered.envelope.statement), record.value.length + LINE_KIND_BYTES));
+      if (covered.index < head.size) {
+        window.remember(covered.id, covered.sequencedAtMs);
+        if (covered.sequencedAtMs >= lifeFromMs) {
+          const entry = covered.entry();
+          evolve(life, lifeEntryOf(entry, covered.statementHash ?? statementHash(entry.envelope.statement), record.value.length + LINE_KIND_BYTES));
         }
         continue;
       }
@@ -356,56 +367,52 @@ export class PartitionSequencer {
         throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the authority stream has no genesis yet', { retryable: true });
       }
       const { topic, partition } = entryLocation(this.#settings.topics, this.partition);
-      const consumed = (offset: string) => ({ groupId: this.#settings.topics.group('sequencer'), topic: batch.topic, partition: batch.partition, nextOffset: (BigInt(offset) + 1n).toString() });
+      const committer = this.#committerFor(batch.topic, batch.partition);
       // A batch redelivered after a later chunk failed starts with records an
       // earlier transaction of this instance already committed: skip them.
-      const done = this.#lastConsumed;
-      const records = done !== undefined && done.topic === batch.topic && done.partition === batch.partition ? batch.records.filter((r) => BigInt(r.offset) >= BigInt(done.nextOffset)) : batch.records;
-      let out: OutRecord[] = [];
-      let bytes = 0;
-      let admitted = 0;
-      let rejected = 0;
+      const records = committer.uncommitted(batch.records);
       // Signatures first, in parallel off this thread; admission stays here, in log order.
       const verdicts = await this.#settings.signatures?.verdicts(records.map((r) => r.value));
-      for (const [n, record] of records.entries()) {
-        const now = Date.now();
-        const registry = this.#registry();
-        const life = this.#life;
-        const fitsWindow = this.partition === 0 ? undefined : (lineBytes: number) => admitsProposal(life, lineBytes);
-        const result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n], fitsWindow);
-        let envelope: Envelope;
-        if (result.kind === 'admitted') {
-          envelope = result.envelope;
-          admitted += 1;
-        } else {
-          envelope = this.#rejection(result.code, result.detail, result.agentId, result.input, now);
-          this.#ensureWindow()?.admit(envelope.statement.id, now, now);
-          // Every authority-stream entry advances the registry's index, rejections included.
-          if (this.partition === 0) this.#authority.apply(envelope.statement, this.#chain.size, now);
-          rejected += 1;
+      try {
+        for (const [n, record] of records.entries()) {
+          const now = Date.now();
+          const registry = this.#registry();
+          const life = this.#life;
+          const fitsWindow = this.partition === 0 ? undefined : (lineBytes: number) => admitsProposal(life, lineBytes);
+          const result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n], fitsWindow);
+          let envelope: Envelope;
+          if (result.kind === 'admitted') {
+            envelope = result.envelope;
+          } else {
+            envelope = this.#rejection(result.code, result.detail, result.agentId, result.input, now);
+            this.#ensureWindow()?.admit(envelope.statement.id, now, now);
+            // Every authority-stream entry advances the registry's index, rejections included.
+            if (this.partition === 0) this.#authority.apply(envelope.statement, this.#chain.size, now);
+          }
+          // Partition 0 cites its own index; events cite the committed authority size.
+          const authorityIndex = this.partition === 0 ? this.#chain.size : registry.size;
+          const entry = this.#chain.append(envelope, new Date(now), authorityIndex, result.kind === 'admitted' ? result.canonical : undefined);
+          const value = entryRecordValue(entry);
+          const hash = statementHash(envelope.statement);
+          if (this.partition !== 0) evolve(this.#life, lifeEntryOf(entry, hash, Buffer.byteLength(value) + LINE_KIND_BYTES));
+          const out: OutRecord[] = [{ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value, headers: recoveryHeaders(entry, hash) }];
+          // A checkpoint due by count, or by time at the end of the batch, rides in
+          // the transaction of the entry it seals: under steady traffic tick() then
+          // finds nothing to seal and never holds the partition for a transaction of its own.
+          if (this.#chain.size - this.#sealedSize >= this.#settings.checkpointEvery || (n === records.length - 1 && this.#sealDue(Date.now()))) out.push(this.#seal());
+          const kind = result.kind;
+          // The shared committer splits the batch into transactions under the broker's limit,
+          // each carrying the intake offset after its last entry's input.
+          await committer.add(record.offset, out, () => {
+            if (kind === 'admitted') this.counters.admitted += 1;
+            else this.counters.rejected += 1;
+          });
         }
-        // Partition 0 cites its own index; events cite the committed authority size.
-        const authorityIndex = this.partition === 0 ? this.#chain.size : registry.size;
-        const entry = this.#chain.append(envelope, new Date(now), authorityIndex, result.kind === 'admitted' ? result.canonical : undefined);
-        const value = entryRecordValue(entry);
-        if (this.partition !== 0) evolve(this.#life, lifeEntryOf(entry, statementHash(envelope.statement), Buffer.byteLength(value) + LINE_KIND_BYTES));
-        bytes += value.length;
-        out.push({ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value });
-        const last = n === records.length - 1;
-        // A checkpoint due by count, or by time at the end of the batch, rides in
-        // this transaction: under steady traffic tick() then finds nothing to seal
-        // and never holds the partition for a transaction of its own.
-        if (this.#chain.size - this.#sealedSize >= this.#settings.checkpointEvery || (last && this.#sealDue(Date.now()))) out.push(this.#seal());
-        if (bytes >= TRANSACTION_BYTES || last) {
-          await this.#commit(out, consumed(record.offset));
-          this.counters.admitted += admitted;
-          this.counters.rejected += rejected;
-          out = [];
-          bytes = 0;
-          admitted = 0;
-          rejected = 0;
-        }
+        await committer.flush();
+      } catch (err) {
+        await this.#failed(err);
       }
+      this.#afterCommits(committer);
     });
   }
 
@@ -419,13 +426,16 @@ export class PartitionSequencer {
     return this.#serial(async () => {
       if (this.#stale) await this.#recover();
       const now = Date.now();
-      if (this.#sealDue(now)) {
-        await this.#commit([this.#seal()]);
-      } else if (now - this.#lastCommitAt >= FENCE_PROBE_MS && this.#lastConsumed !== undefined) {
-        // Re-commits the offset already committed: a real transaction (the
-        // broker checks the producer epoch) that changes nothing in the log.
-        await this.#commit([], this.#lastConsumed);
+      const committer = this.#committer;
+      if (committer === undefined) return;
+      try {
+        if (this.#sealDue(now)) await committer.commitAlone([this.#seal()]);
+        else if (now - this.#lastCommitAt >= FENCE_PROBE_MS) await committer.probe();
+        else return;
+      } catch (err) {
+        await this.#failed(err);
       }
+      this.#afterCommits(committer);
     });
   }
 
@@ -461,24 +471,30 @@ export class PartitionSequencer {
     return signStatement(statement, [signer], nodeEd25519);
   }
 
-  async #commit(records: OutRecord[], consumed?: { groupId: string; topic: string; partition: number; nextOffset: string }): Promise<void> {
-    const writer = this.#writer;
-    if (writer === undefined) throw new Error('sequencer not started');
-    try {
-      await writer.commit(records, consumed);
-      this.#lastCommitAt = Date.now();
-      if (consumed !== undefined) this.#lastConsumed = consumed;
-      this.counters.transactions += 1;
-    } catch (err) {
-      // Nothing of this transaction is visible: forget the speculative state
-      // and rebuild it from the committed log before the batch is redelivered.
-      // If the log cannot be read either (the broker is away), nothing is
-      // written until a later recovery succeeds.
-      this.counters.aborts += 1;
-      this.#stale = true;
-      await this.#recover().catch(() => undefined);
-      throw err;
-    }
+  /** The committer of this partition's intake (one input partition: kafkajs's exactly-once shape). */
+  #committerFor(topic: string, partition: number): ChunkedCommitter {
+    const committer = this.#committer;
+    if (committer === undefined) throw new Error('sequencer not started');
+    if (topic !== this.#settings.topics.intake || partition !== this.partition) throw new Error(`sequencer ${this.partition} was given intake ${topic}/${partition}`);
+    return committer;
+  }
+
+  #afterCommits(committer: ChunkedCommitter): void {
+    if (committer.transactions !== this.counters.transactions) this.#lastCommitAt = Date.now();
+    this.counters.transactions = committer.transactions;
+  }
+
+  /**
+   * After a failed transaction nothing of it is visible: forget the
+   * speculative state and rebuild it from the committed log before the batch
+   * is redelivered. If the log cannot be read either (the broker is away),
+   * nothing is written until a later recovery succeeds. Rethrows `err`.
+   */
+  async #failed(err: unknown): Promise<never> {
+    this.counters.aborts += 1;
+    this.#stale = true;
+    await this.#recover().catch(() => undefined);
+    throw err;
   }
 
   /** Stops writing (the writer is closed; a later start() fences and recovers). */
@@ -486,5 +502,6 @@ export class PartitionSequencer {
     await this.#queue;
     await this.#writer?.close();
     this.#writer = undefined;
+    this.#committer = undefined;
   }
 }
