@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { pinTrust, trustFromGenesis } from '@agent-ledger/client';
 import { BODY_SCHEMAS, EnvelopeSchema, LATEST_AUTHORITY_RULES_VERSION, createStatement, nodeEd25519, parseStrictJson, signStatement, type BodyOf, type Envelope, type Role, type Signer, type TrustRoot } from '@agent-ledger/core';
 import { newSigner, readKeyFile, writeKeyFile } from './keys.js';
 import { formatTrustRoot, readTrustRoot } from './trust-root-file.js';
@@ -18,6 +19,7 @@ import { RateSettingsSchema } from './api/rate-limit.js';
  *   .ledger/config.json        origin, partitions, checkpoint cadence, Kafka and Postgres addresses, chat channels
  *   .ledger/trust-root.json    root public keys and threshold (what `verify-chain --trust-root` takes)
  *   .ledger/genesis.json       the genesis envelope, signed by 2 of the 3 root keys
+ *   .ledger/trust.json         the trust document agents pin to check decision receipts (SPEC.md 10.1)
  *   .ledger/keys/*.key         private keys (mode 0600), one per principal
  */
 export const ConfigSchema = z.strictObject({
@@ -213,5 +215,7 @@ export function initHome(
   writeFileSync(join(dir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
   writeFileSync(join(dir, 'trust-root.json'), formatTrustRoot(trustRoot));
   writeFileSync(join(dir, 'genesis.json'), `${JSON.stringify(genesis, null, 2)}\n`);
+  // What an agent pins to check decision receipts (SPEC.md section 10.1); `ledger trust` refreshes it from the API.
+  pinTrust(join(dir, 'trust.json'), trustFromGenesis(genesis));
   return LedgerHome.open(dir);
 }

@@ -2,7 +2,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { Exit, reportError } from './cli-error.js';
 import { demoCommand } from './commands/demo.js';
 import { genesisCommand, keygenCommand } from './commands/keys.js';
-import { receiptCommand, verifyReceiptCommand } from './commands/receipt.js';
+import { receiptCommand, verifyReceiptCommand, type VerifyReceiptCommandOptions } from './commands/receipt.js';
+import { trustCommand, type TrustOptions } from './commands/trust.js';
 import { schemasCommand } from './commands/schemas.js';
 import { verifyChainCommand } from './commands/verify-chain.js';
 import { exportCommand } from './commands/export.js';
@@ -68,11 +69,24 @@ program
 
 program
   .command('verify-receipt')
-  .description("verify one entry's inclusion proof against its signed checkpoint, offline")
+  .description("verify one entry's inclusion proof against its signed checkpoint, offline; with --trust and --proposal, a decision receipt as an executor checks it")
   .argument('<receipt>', 'receipt JSON file')
-  .requiredOption('--trust-root <file>', 'trust-root JSON file')
+  .option('--trust-root <file>', 'trust-root JSON file')
+  .option('--trust <file>', 'pinned trust document (ledger trust)')
+  .option('--proposal <hash>', 'with --trust: the proposal hash the decision must name')
+  .option('--agent <principal>', 'with --trust: the agent the decision must be about')
+  .option('--max-age-ms <ms>', "with --trust: oldest decision accepted (default the ledger's freshness window)", wholeNumber)
   .option('--json', 'print one JSON report object')
-  .action(run((receipt: string, opts: { trustRoot: string; json?: boolean }) => verifyReceiptCommand(receipt, opts)));
+  .action(run((receipt: string, opts: VerifyReceiptCommandOptions) => verifyReceiptCommand(receipt, opts)));
+
+program
+  .command('trust')
+  .description('fetch the trust document from the API (GET /v1/trust), check it against the trust root and the pinned one, and pin it')
+  .option('--api <url>', 'ledger API', 'http://127.0.0.1:8787')
+  .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
+  .option('--out <file>', 'trust file to write (default <home>/trust.json)')
+  .option('--trust-root <file>', 'trust-root file handed out of band (default <home>/trust-root.json when present)')
+  .action(run((opts: TrustOptions) => trustCommand(opts)));
 
 program
   .command('demo')

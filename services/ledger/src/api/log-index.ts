@@ -244,6 +244,8 @@ export class LogIndex {
   readonly #pool: pg.Pool | undefined;
   readonly #partitions = new Map<number, PartitionIndex>();
   readonly #observers: EntryObserver[] = [];
+  /** Callers waiting for a checkpoint of a partition to reach a size. */
+  readonly #checkpointWaiters = new Set<{ partition: number; size: number; wake: () => void }>();
   #genesis: string | undefined;
   readonly #subscriptions: Subscription[] = [];
   readonly #cacheSize: number;
@@ -446,6 +448,8 @@ export class LogIndex {
             this.#addCheckpoint(batch.partition, record.value);
             next.set(batch.partition, (BigInt(record.offset) + 1n).toString());
           }
+          const newest = this.latestCheckpoint(batch.partition)?.size ?? 0;
+          for (const waiter of this.#checkpointWaiters) if (waiter.partition === batch.partition && waiter.size <= newest) waiter.wake();
         },
       }),
     );
@@ -464,6 +468,32 @@ export class LogIndex {
   /** Ledger partitions this index has seen entries or checkpoints of. */
   partitions(): number[] {
     return [...this.#partitions.keys()].sort((a, b) => a - b);
+  }
+
+  /**
+   * Resolves once a checkpoint of `partition` covers `size` entries (true),
+   * or after `waitMs` (false): a receipt waits here for the checkpoint that
+   * covers its entry instead of polling.
+   */
+  waitForCheckpoint(partition: number, size: number, waitMs: number): Promise<boolean> {
+    if ((this.latestCheckpoint(partition)?.size ?? 0) >= size) return Promise.resolve(true);
+    if (waitMs <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter = {
+        partition,
+        size,
+        wake: () => {
+          clearTimeout(timer);
+          this.#checkpointWaiters.delete(waiter);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.#checkpointWaiters.delete(waiter);
+        resolve(false);
+      }, waitMs);
+      this.#checkpointWaiters.add(waiter);
+    });
   }
 
   /** The newest checkpoints of a partition (at most 64), oldest first. */
@@ -539,11 +569,16 @@ export class LogIndex {
     return leaves;
   }
 
-  /** A receipt (SPEC.md section 10) for an entry covered by the newest checkpoint that the tree has reached. */
-  async receipt(partition: number, index: number): Promise<{ v: 1; entry: Entry; inclusionProof: string[]; checkpoint: string; genesis: unknown } | undefined> {
+  /**
+   * A receipt (SPEC.md section 10) for an entry covered by the newest
+   * checkpoint that the tree has reached (with `first`, the oldest kept
+   * checkpoint that covers the entry).
+   */
+  async receipt(partition: number, index: number, covering: 'newest' | 'first' = 'newest'): Promise<{ v: 1; entry: Entry; inclusionProof: string[]; checkpoint: string; genesis: unknown } | undefined> {
     const p = this.#partitions.get(partition);
     if (p === undefined || index >= p.tree.size || this.#genesis === undefined) return undefined;
-    const checkpoint = [...p.checkpoints].reverse().find((c) => c.size > index && c.size <= p.tree.size);
+    const covers = (c: { size: number }): boolean => c.size > index && c.size <= p.tree.size;
+    const checkpoint = covering === 'first' ? p.checkpoints.find(covers) : [...p.checkpoints].reverse().find(covers);
     if (checkpoint === undefined) return undefined;
     const text = await this.entryText(partition, index);
     if (text === undefined) return undefined;

@@ -196,7 +196,7 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: 'getReceipt',
           tags: ['log'],
           summary: 'Entry, inclusion proof and covering checkpoint',
-          parameters: [wholeParam('partition', 'path', 'ledger partition'), wholeParam('index', 'path', 'entry index in the partition')],
+          parameters: [wholeParam('partition', 'path', 'ledger partition'), wholeParam('index', 'path', 'entry index in the partition'), wholeParam('waitMs', 'query', 'milliseconds to wait for the covering checkpoint (at most 30000); 0 answers at once', { maximum: 30000 })],
           responses: { '200': json('Receipt (SPEC.md section 10)', 'Receipt'), ...common, '404': error('NOT_FOUND: not checkpointed yet') },
         },
       },
@@ -226,6 +226,14 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/openapi.json': {
         get: { operationId: 'getOpenApiDocument', tags: ['operations'], summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } } },
+      },
+      '/v1/trust': {
+        get: {
+          operationId: 'getTrust',
+          tags: ['log'],
+          summary: 'The trust document a client pins: trust root, genesis, sequencer/gate/timer/approver keys with their validity ranges (SPEC.md section 10.1)',
+          responses: { '200': { description: 'Trust document (SPEC.md section 10.1)', content: { 'application/json': { schema: { type: 'object' } } } }, ...common, '404': error('NOT_FOUND: genesis not indexed yet') },
+        },
       },
     },
   };

@@ -1,10 +1,7 @@
 import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
-import { z } from 'zod';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import {
   AuthorityState,
-  EntrySchema,
-  EnvelopeSchema,
   MerkleTree,
   canonicalJson,
   entryHash,
@@ -26,21 +23,9 @@ import {
   type Envelope,
   type NoteVerifier,
 } from '@agent-ledger/core';
+import { ReceiptSchema, loadTrust, verifyReceipt as verifyDecisionReceipt } from '@agent-ledger/client';
 import { Exit, UsageError } from '../cli-error.js';
 import { readTrustRoot } from '../trust-root-file.js';
-
-/**
- * A receipt: one entry, its RFC 9162 inclusion proof, the signed checkpoint
- * the proof leads to, and the genesis statement that registers the
- * checkpoint's signing key, so that a pinned trust root is all it needs.
- */
-const ReceiptSchema = z.strictObject({
-  v: z.literal(1),
-  entry: EntrySchema,
-  inclusionProof: z.array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/)).max(64),
-  checkpoint: z.string().min(1).max(65536),
-  genesis: EnvelopeSchema,
-});
 
 /** `ledger receipt`: extracts a receipt for one entry from a bundle. */
 export async function receiptCommand(options: { bundle: string; partition: number; index: number; out: string }): Promise<number> {
@@ -127,10 +112,43 @@ export function verifyReceipt(text: string, trustRoot: ReturnType<typeof readTru
   }
 }
 
-/** `ledger verify-receipt`. */
-export function verifyReceiptCommand(path: string, options: { trustRoot: string; json?: boolean }): number {
-  const trustRoot = readTrustRoot(options.trustRoot);
-  const verdict = verifyReceipt(readFileSync(path, 'utf8'), trustRoot);
+/** Options of `ledger verify-receipt`. */
+export interface VerifyReceiptCommandOptions {
+  /** Trust-root file: checks the receipt's inclusion only (SPEC.md section 10). */
+  readonly trustRoot?: string;
+  /** Pinned trust file with `proposal`: checks a decision receipt as an executor does (SPEC.md section 10.2). */
+  readonly trust?: string;
+  readonly proposal?: string;
+  readonly agent?: string;
+  readonly maxAgeMs?: number;
+  readonly json?: boolean;
+}
+
+/**
+ * `ledger verify-receipt`. With `--trust-root`, an entry's inclusion in
+ * the log; with `--trust` and `--proposal`, a decision receipt as an
+ * executor checks it before running the tool: its key valid at that index,
+ * bound to that proposal, fresh.
+ */
+export function verifyReceiptCommand(path: string, options: VerifyReceiptCommandOptions): number {
+  if ((options.trust === undefined) === (options.trustRoot === undefined)) throw new UsageError('give --trust-root FILE, or --trust FILE with --proposal HASH');
+  let verdict: ReceiptVerdict;
+  if (options.trust !== undefined) {
+    if (options.proposal === undefined || !/^[0-9a-f]{64}$/.test(options.proposal)) throw new UsageError('--trust needs --proposal, the 64-hex proposal hash the decision must name');
+    const trust = loadTrust(options.trust);
+    let value: unknown;
+    try {
+      value = parseStrictJson(readFileSync(path, 'utf8'));
+    } catch {
+      value = null; // not JSON: refused as SCHEMA_INVALID below
+    }
+    const checked = verifyDecisionReceipt(value, trust, { proposalHash: options.proposal, ...(options.agent === undefined ? {} : { agentId: options.agent }), ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }) });
+    verdict = checked.ok
+      ? { ok: true, code: null, message: `decision ${checked.decision.outcome}${checked.decision.code === null ? '' : ` (${checked.decision.code})`} at ${checked.decision.partition}/${checked.decision.index}, signed by gate key ${checked.decision.signer.slice(0, 16)}, in the log of size ${checked.decision.checkpointSize}` }
+      : { ok: false, code: checked.code, message: checked.detail };
+  } else {
+    verdict = verifyReceipt(readFileSync(path, 'utf8'), readTrustRoot(options.trustRoot as string));
+  }
   if (options.json === true) process.stdout.write(`${JSON.stringify(verdict)}\n`);
   else process.stdout.write(verdict.ok ? `OK: ${verdict.message}\n` : `FAIL: ${verdict.code}: ${verdict.message}\n`);
   return verdict.ok ? Exit.ok : Exit.invalid;

@@ -120,7 +120,7 @@ const REMEMBERED_PROPOSALS = 50_000;
 /**
  * Routes every refusal on the log to its code's topic (`ledger.refusals.<CODE>`),
  * so a SIEM subscribes to exactly the codes it alerts on. Refusals are
- * `refusal.recorded` and `intake.rejected` entries. Output and consumed
+ * `refusal.recorded`, `intake.rejected` and `execution.refused` entries. Output and consumed
  * offsets commit in one Kafka transaction (exactly once).
  */
 export class SiemExporter {
@@ -175,6 +175,10 @@ export class SiemExporter {
       } else if (statement.type === 'intake.rejected') {
         const body = statement.body as BodyOf<'intake.rejected'>;
         out.push({ topic: this.#topics.refusal(body.code), partition: 0, key: body.agentId, value: JSON.stringify(ocsfRecord(entry, body.code, body.detail)) });
+      } else if (statement.type === 'execution.refused') {
+        // An executor was handed a decision that did not verify: forged, replayed, stale or foreign.
+        const body = statement.body as BodyOf<'execution.refused'>;
+        out.push({ topic: this.#topics.refusal(body.code), partition: 0, key: body.agentId, value: JSON.stringify(ocsfRecord(entry, body.code, body.refusal)) });
       }
       await committer.add(record.offset, out, () => {
         this.counters.exported += out.length;
