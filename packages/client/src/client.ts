@@ -1,5 +1,8 @@
-import { LedgerError, OperationalCode, OperationalError, ReasonCode, formatRefusal, isReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode, formatRefusal, isReasonCode, parseRefusal } from '@agent-ledger/refusals';
 import { apiError, readJson, transportError } from './errors.js';
+import { ToolRefusedError, type RefusalRecord } from './refused.js';
+import { verifyReceipt, type Receipt, type ReceiptDecision, type ReceiptVerdict } from './receipt.js';
+import { fetchTrust, ledgerSettings, pinTrust, type Trust } from './trust.js';
 import {
   EntrySchema,
   canonicalJson,
@@ -8,8 +11,10 @@ import {
   envelopeHash,
   headerOf,
   nodeEd25519,
+  sha256Hex,
   signStatement,
   statementHash,
+  utf8,
   verifyEnvelopeSignatures,
   type BodyOf,
   type Ed25519Backend,
@@ -25,8 +30,19 @@ export interface ClientOptions {
   readonly baseUrl: string;
   /** The principal and private key this client signs with. */
   readonly signer: Signer;
-  /** Key ids allowed to sign decisions (the gate's service keys), pinned by the caller. */
-  readonly deciderKeys: readonly string[];
+  /**
+   * Key ids allowed to sign decisions (the gate's keys), pinned by the
+   * caller. Derived from `trust` when absent (its gate keys; service keys on
+   * an authority-rules-1 ledger).
+   */
+  readonly deciderKeys?: readonly string[];
+  /**
+   * The pinned trust document ({@link fetchTrust}, {@link loadTrust}): with
+   * it the client checks each decision's receipt ({@link LedgerClient.decide}).
+   */
+  readonly trust?: Trust;
+  /** Where the trust document is pinned: a refresh (a decision signed by a key newer than the pinned registry) is written back there. */
+  readonly trustFile?: string;
   /** Ed25519 implementation (node:crypto by default; nobleEd25519 in a browser). */
   readonly ed25519?: Ed25519Backend;
   /** fetch implementation (global fetch by default). */
@@ -42,6 +58,39 @@ export interface VerifiedDecision {
   readonly refusal: string | null;
   readonly proposal: string;
   readonly entry: Entry;
+}
+
+/** The operation a proposal names (a `proposal.submitted` body without `agentId`: the client adds its own principal). */
+export type ProposalInput = Omit<BodyOf<'proposal.submitted'>, 'agentId'>;
+
+/** Options of {@link LedgerClient.decide}. */
+export interface DecideOptions {
+  /** Longest wait for the decision and its receipt, a human's answer included (default 60 s): then CLIENT_TIMEOUT. */
+  readonly timeoutMs?: number;
+  /** Oldest decision accepted (default: the ledger's freshness window). */
+  readonly maxAgeMs?: number;
+  /** Record a refused receipt on the log as `execution.refused` (default true). */
+  readonly record?: boolean;
+}
+
+/** A decision whose receipt verified against the pinned trust. */
+export interface CheckedDecision {
+  readonly outcome: 'allow' | 'verify_first' | 'block' | 'deny';
+  readonly code: ReasonCode | null;
+  /** `REFUSED: CODE: detail` for a block or deny. */
+  readonly refusal: string | null;
+  readonly proposal: string;
+  /** The decision's log position. */
+  readonly position: { readonly partition: number; readonly index: number };
+  readonly decision: ReceiptDecision;
+  /** The verified receipt: keep it as the executor's proof of why it ran the tool. */
+  readonly receipt: Receipt;
+}
+
+/** The key ids that may sign decisions under a trust document: gate keys (service keys under authority rules 1). */
+export function deciderKeysOf(trust: Trust): string[] {
+  const role = ledgerSettings(trust).authorityRulesVersion >= 2 ? 'gate' : 'service';
+  return trust.keys.filter((k) => k.roles.includes(role)).map((k) => k.keyId);
 }
 
 /** Submission receipt from the API. */
@@ -145,10 +194,43 @@ export class LedgerClient {
   readonly #fetch: typeof fetch;
   readonly #ed25519: Ed25519Backend;
 
+  #deciderKeys: readonly string[];
+  #trust: Trust | undefined;
+
   constructor(options: ClientOptions) {
     this.#options = options;
     this.#fetch = options.fetch ?? fetch;
     this.#ed25519 = options.ed25519 ?? nodeEd25519;
+    this.#trust = options.trust;
+    this.#deciderKeys = options.deciderKeys ?? (options.trust === undefined ? [] : deciderKeysOf(options.trust));
+    if (this.#deciderKeys.length === 0) {
+      throw new OperationalError(OperationalCode.BAD_CONFIGURATION, 'a client needs the decider keys it pins: pass trust (loadTrust / fetchTrust) or deciderKeys');
+    }
+  }
+
+  /** This client's principal (the agent it proposes as). */
+  get principal(): string {
+    return this.#options.signer.principal;
+  }
+
+  /** The pinned trust document, if any. */
+  get trust(): Trust | undefined {
+    return this.#trust;
+  }
+
+  /**
+   * Fetches the API's trust document again, checks that it extends the
+   * pinned one ({@link checkTrustExtends}: same root and genesis, keys only
+   * added, revocations only added), pins it (in `trustFile` when given) and
+   * returns it.
+   */
+  async refreshTrust(): Promise<Trust> {
+    const pinned = this.#trust;
+    const next = await fetchTrust(this.#options.baseUrl, { fetch: this.#fetch, ed25519: this.#ed25519, ...(pinned === undefined ? {} : { pinned }), ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }) });
+    this.#trust = next;
+    if (this.#options.deciderKeys === undefined) this.#deciderKeys = deciderKeysOf(next);
+    if (this.#options.trustFile !== undefined) pinTrust(this.#options.trustFile, next);
+    return next;
   }
 
   /** Signs a statement of any type as this client's principal. */
@@ -205,6 +287,108 @@ export class LedgerClient {
     return this.awaitDecision(hash, timeoutMs);
   }
 
+  /**
+   * Waits for the final decision on a proposal and returns what the API
+   * served, unverified: the decision entry (whatever it is) and its receipt.
+   * {@link LedgerClient.decide} verifies them.
+   */
+  async fetchDecisionReceipt(proposalHash: string, timeoutMs = 60_000): Promise<{ entry: unknown; receipt: unknown; refusal: string | null }> {
+    const deadline = Date.now() + timeoutMs;
+    let answer: { entry?: unknown; refusal?: unknown } | undefined;
+    while (answer?.entry === undefined) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new OperationalError(OperationalCode.CLIENT_TIMEOUT, `no decision on ${proposalHash.slice(0, 16)} within ${timeoutMs} ms`);
+      const waitMs = Math.min(remaining, 25_000);
+      const what = `GET /v1/decisions/${proposalHash.slice(0, 16)}`;
+      const { status, body } = await this.#request(`/v1/decisions/${proposalHash}?waitMs=${waitMs}`, what, {}, waitMs);
+      if (status === 202) continue;
+      if (status !== 200) throw apiError(status, body, what);
+      answer = (body ?? {}) as { entry?: unknown; refusal?: unknown };
+    }
+    const refusal = typeof answer.refusal === 'string' ? answer.refusal : null;
+    // Untrusted: only where to look. The receipt's own entry is what gets verified.
+    const claimed = answer.entry as { partition?: unknown; index?: unknown } | null;
+    if (typeof claimed !== 'object' || claimed === null || !Number.isSafeInteger(claimed.partition) || !Number.isSafeInteger(claimed.index) || (claimed.partition as number) < 0 || (claimed.index as number) < 0) {
+      return { entry: answer.entry, receipt: null, refusal };
+    }
+    for (;;) {
+      const remaining = Math.max(1, deadline - Date.now());
+      const waitMs = Math.min(remaining, 25_000);
+      const what = `GET /v1/receipts/${String(claimed.partition)}/${String(claimed.index)}`;
+      const { status, body } = await this.#request(`/v1/receipts/${String(claimed.partition)}/${String(claimed.index)}?waitMs=${waitMs}`, what, {}, waitMs);
+      if (status === 200) return { entry: answer.entry, receipt: body, refusal };
+      const err = apiError(status, body, what);
+      if (!(err instanceof OperationalError && err.code === OperationalCode.NOT_FOUND && err.retryable) || Date.now() >= deadline) throw err;
+    }
+  }
+
+  /**
+   * Proposes (or takes a proposal hash already submitted), waits for the
+   * final decision with its receipt, and verifies the receipt offline
+   * against the pinned trust ({@link verifyReceipt}): the log, the signed
+   * checkpoint, the inclusion proof, the gate key valid at the entry's
+   * authority index, the binding to THIS proposal, freshness. A decision
+   * signed by a key newer than the pinned registry refreshes the trust once.
+   * What does not verify is refused: recorded on the log as an
+   * `execution.refused` signed by this agent (unless `record: false`) and
+   * thrown as a {@link ToolRefusedError} by the executor. A verified block or
+   * deny is returned, not thrown: {@link guard} throws it.
+   */
+  async decide(proposal: ProposalInput | { readonly proposalHash: string }, options: DecideOptions = {}): Promise<CheckedDecision> {
+    const trust = this.#trust;
+    if (trust === undefined) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, 'decide() verifies receipts: the client needs a pinned trust document (loadTrust / fetchTrust)');
+    const proposalHash = 'proposalHash' in proposal ? proposal.proposalHash : (await this.propose(proposal)).statementHash;
+    const { receipt, refusal } = await this.fetchDecisionReceipt(proposalHash, options.timeoutMs ?? 60_000);
+    const check = (pinned: Trust): ReceiptVerdict => verifyReceipt(receipt, pinned, { proposalHash, agentId: this.principal, ed25519: this.#ed25519, ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }) });
+    let verdict = check(trust);
+    const claimedIndex = (receipt as { entry?: { authorityIndex?: unknown } } | null)?.entry?.authorityIndex;
+    if (!verdict.ok && verdict.code === ReasonCode.KEY_UNKNOWN && typeof claimedIndex === 'number' && claimedIndex > trust.authoritySize) {
+      verdict = check(await this.refreshTrust());
+    }
+    if (!verdict.ok) {
+      const recorded = options.record === false ? null : await this.recordRefusal(proposalHash, verdict.code, verdict.detail, receipt);
+      throw new ToolRefusedError({ code: verdict.code, detail: verdict.detail, proposal: proposalHash, by: 'executor', position: verdict.position, record: recorded });
+    }
+    const decision = verdict.decision;
+    const text = decision.code === null ? null : (refusal !== null && parseRefusal(refusal)?.code === decision.code ? refusal : formatRefusal(decision.code, `${decision.outcome} by the gate`));
+    return { outcome: decision.outcome, code: decision.code, refusal: text, proposal: proposalHash, position: { partition: decision.partition, index: decision.index }, decision, receipt: receipt as Receipt };
+  }
+
+  /**
+   * Records on the log that this agent's executor refused to run a proposal
+   * (an `execution.refused` statement signed by the agent, SPEC.md section
+   * 10.2) and waits briefly for its position. Never throws: a refusal that
+   * cannot be recorded is still a refusal (the record is then null, or has
+   * no position).
+   */
+  async recordRefusal(proposalHash: string, code: ReasonCode, detail: string, evidence: unknown): Promise<RefusalRecord | null> {
+    try {
+      const claimedEntry = (evidence as { entry?: { partition?: unknown; index?: unknown; hash?: unknown } } | null)?.entry;
+      const claimed = claimedEntry !== undefined && Number.isSafeInteger(claimedEntry.partition) && Number.isSafeInteger(claimedEntry.index) && (claimedEntry.partition as number) >= 0 && (claimedEntry.index as number) >= 0 && typeof claimedEntry.hash === 'string' && /^[0-9a-f]{64}$/.test(claimedEntry.hash)
+        ? { partition: claimedEntry.partition as number, index: claimedEntry.index as number, hash: claimedEntry.hash }
+        : null;
+      let evidenceHash: string | null = null;
+      try {
+        evidenceHash = evidence === null || evidence === undefined ? null : sha256Hex(utf8(canonicalJson(evidence)));
+      } catch {
+        evidenceHash = null; // not representable as canonical JSON: nothing to hash
+      }
+      const envelope = this.sign('execution.refused', {
+        agentId: this.principal,
+        proposal: proposalHash,
+        code,
+        refusal: formatRefusal(code, `the executor refused the decision: ${detail}`.slice(0, 2000)),
+        claimed,
+        evidence: evidenceHash,
+      });
+      const submitted = await this.submit(envelope);
+      const outcome = await awaitStatement(this.#options.baseUrl, submitted.id, 10_000, { fetch: this.#fetch }).catch(() => null);
+      return { id: submitted.id, statementHash: submitted.statementHash, position: outcome?.status === 'admitted' ? { partition: outcome.partition, index: outcome.index } : null };
+    } catch {
+      return null;
+    }
+  }
+
   /** Verifies a decision entry (untrusted: it came over the network). */
   verifyDecision(value: unknown, proposalHash: string, refusal: string | null = null): VerifiedDecision {
     const parsed = EntrySchema.safeParse(value);
@@ -214,7 +398,7 @@ export class LedgerClient {
     if (statement.type !== 'decision.recorded') throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'not a decision');
     const canonical = canonicalJson(statement);
     const signers = verifyEnvelopeSignatures(entry.envelope, canonical, this.#ed25519);
-    if (signers.length !== 1 || !this.#options.deciderKeys.includes(signers[0] as string)) {
+    if (signers.length !== 1 || !this.#deciderKeys.includes(signers[0] as string)) {
       throw new LedgerError(ReasonCode.KEY_UNKNOWN, 'decision is not signed by a pinned decider key');
     }
     if (entryHash(headerOf(entry, envelopeHash(entry.envelope, canonical))) !== entry.hash) {

@@ -1,5 +1,13 @@
-export { LedgerClient, awaitStatement, statementOutcome, submitEnvelope } from './client.js';
-export type { ClientOptions, StatementOutcome, VerifiedDecision, Submitted } from './client.js';
+export { LedgerClient, awaitStatement, deciderKeysOf, statementOutcome, submitEnvelope } from './client.js';
+export type { CheckedDecision, ClientOptions, DecideOptions, ProposalInput, StatementOutcome, VerifiedDecision, Submitted } from './client.js';
 export { apiError, transportError } from './errors.js';
 export { loadKey, deciderKeysFromGenesis } from './key-file.js';
+export { guard } from './guard.js';
+export type { GuardOptions, OperationInput } from './guard.js';
+export { ToolRefusedError } from './refused.js';
+export type { RefusalRecord, RefusedBy } from './refused.js';
+export { ReceiptSchema, verifyReceipt } from './receipt.js';
+export type { Receipt, ReceiptDecision, ReceiptVerdict, VerifyReceiptOptions } from './receipt.js';
+export { PINNED_ROLES, checkTrustExtends, fetchTrust, formatTrust, keyValidAt, ledgerSettings, loadTrust, parseTrust, pinTrust } from './trust.js';
+export type { FetchTrustOptions, LedgerSettings, PinnedKey, Trust } from './trust.js';
 export type { Signer } from '@agent-ledger/core';

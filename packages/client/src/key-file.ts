@@ -1,23 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
 import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
+import { readSmall } from './files.js';
 import { EnvelopeSchema, Principal, fromHex, keyIdOf, nodeEd25519, parseStrictJson, type Signer } from '@agent-ledger/core';
-
-/** Largest key or genesis file read (a key file is about 200 bytes; a genesis of 1000 keys under 200 KiB). */
-const MAX_FILE_BYTES = 1 << 20;
-
-function readSmall(path: string, what: string): string {
-  let size: number;
-  try {
-    const stat = statSync(path);
-    if (!stat.isFile()) throw new OperationalError(OperationalCode.BAD_ARGUMENT, `${what} ${path} is not a regular file`);
-    size = stat.size;
-  } catch (err) {
-    if (err instanceof OperationalError) throw err;
-    throw new OperationalError(OperationalCode.NOT_FOUND, `cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
-  }
-  if (size > MAX_FILE_BYTES) throw new OperationalError(OperationalCode.BAD_ARGUMENT, `${what} ${path} is larger than ${MAX_FILE_BYTES} bytes`);
-  return readFileSync(path, 'utf8');
-}
 
 /**
  * Loads a private key file written by `ledger keygen` or `ledger init`

@@ -51,6 +51,7 @@ export const AUTHOR_ROLES_V2: Readonly<Record<StatementType, readonly Role[] | '
   'grant.suggested': [Role.gate],
   'approval.rushed': [Role.gate],
   'notification.sent': [Role.bridge],
+  'execution.refused': [Role.agent],
 };
 
 /**

@@ -145,6 +145,9 @@ export class AuthorityState {
       const body = statement.body as BodyOf<'proposal.submitted'>;
       if (body.agentId !== statement.author.principal) fail(ReasonCode.KEY_ROLE, 'an agent proposes only for itself');
     }
+    if (statement.type === 'execution.refused' && (statement.body as BodyOf<'execution.refused'>).agentId !== statement.author.principal) {
+      fail(ReasonCode.KEY_ROLE, 'an agent records only its own refusals to execute');
+    }
     if (v2 && statement.type === 'human.response') {
       // The assurance of an answer is the role of the key that signed it, never what its body claims.
       const assurance = record.roles.includes(Role.bridge) ? 'platform' : 'self_signed';

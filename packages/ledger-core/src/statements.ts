@@ -266,6 +266,24 @@ export const BODY_SCHEMAS = {
     /** `delivered`, or the failure's code and message. */
     detail: ShortText,
   }),
+  /**
+   * An executor (the agent's own hook, gateway or SDK guard) refused to run a
+   * proposal because the decision it was handed did not verify: forged,
+   * replayed, stale, signed by a key without the gate role, a proof that does
+   * not lead to a signed checkpoint, a checkpoint of another log (SPEC.md
+   * section 10.2). Signed by the agent's key. A record: it changes nothing.
+   */
+  'execution.refused': z.strictObject({
+    agentId: Principal,
+    proposal: Hash,
+    code: Code,
+    /** `formatRefusal(code, detail)`. */
+    refusal: z.string().startsWith('REFUSED: ').max(MAX_TEXT),
+    /** The decision's position and entry hash as the refused receipt claimed them (unverified), or null. */
+    claimed: z.strictObject({ partition: Index, index: Index, hash: Hash }).nullable(),
+    /** SHA-256 of the canonical JSON of the refused receipt, or null when there was none. */
+    evidence: Hash.nullable(),
+  }),
 } as const;
 
 /** The statement type names. */
@@ -312,6 +330,7 @@ export const REQUIRED_ROLE: Readonly<Record<StatementType, Role | 'root'>> = {
   'approval.rushed': Role.service,
   // Signed by the notify role's chat bridge key (bridge:chat).
   'notification.sent': Role.approver,
+  'execution.refused': Role.agent,
 };
 
 const Author = z.strictObject({ principal: Principal, keyId: KeyId });

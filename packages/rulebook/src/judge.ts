@@ -79,6 +79,8 @@ const JUDGE: { readonly [T in StatementType]: Rule<T> | 'ignored' } = {
   'grant.suggested': (state, _entry, body) => judgeSuggestion(state, body),
   'approval.rushed': (state, _entry, body) => judgeRushed(state, body),
   'notification.sent': 'ignored',
+  // An executor's refusal to run a decision it could not verify: a record; the proposal's life is unchanged.
+  'execution.refused': 'ignored',
 };
 
 function judgeDecision(state: LifeState, entry: LifeEntry, body: BodyOf<'decision.recorded'>, context: JudgeContext): void {

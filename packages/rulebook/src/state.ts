@@ -199,6 +199,8 @@ const EVOLVE: { readonly [T in StatementType]: Handler<T> | 'ignored' } = {
   'intake.rejected': 'ignored',
   // Delivery records of escalations: the proposal's life is already decided by then.
   'notification.sent': 'ignored',
+  // An executor's refusal to run a decision it could not verify: a record; the proposal's life is unchanged.
+  'execution.refused': 'ignored',
   'grant.suggested': (state, _entry, body) => {
     for (const request of body.requests) {
       const approved = state.fatigue.approved.get(request);

@@ -50,6 +50,8 @@ export class LogIndex {
   readonly #topics: TopicNames;
   readonly #partitions = new Map<number, PartitionIndex>();
   readonly #observers: EntryObserver[] = [];
+  /** Callers waiting for a checkpoint of a partition to reach a size. */
+  readonly #checkpointWaiters = new Set<{ partition: number; size: number; wake: () => void }>();
   #genesis: string | undefined;
   readonly #subscriptions: Subscription[] = [];
   readonly #cacheSize: number;
@@ -115,6 +117,8 @@ export class LogIndex {
             const cp = JSON.parse(record.value.toString('utf8')) as { size: number; note: string };
             if (cp.size > (index.checkpoints.at(-1)?.size ?? 0)) index.checkpoints.push({ size: cp.size, note: cp.note });
           }
+          const newest = index.checkpoints.at(-1)?.size ?? 0;
+          for (const waiter of this.#checkpointWaiters) if (waiter.partition === batch.partition && waiter.size <= newest) waiter.wake();
         },
       }),
     );
@@ -123,6 +127,32 @@ export class LogIndex {
   /** The newest checkpoint of a partition. */
   latestCheckpoint(partition: number): { size: number; note: string } | undefined {
     return this.#partitions.get(partition)?.checkpoints.at(-1);
+  }
+
+  /**
+   * Resolves once a checkpoint of `partition` covers `size` entries (true),
+   * or after `waitMs` (false): a receipt waits here for the checkpoint that
+   * covers its entry instead of polling.
+   */
+  waitForCheckpoint(partition: number, size: number, waitMs: number): Promise<boolean> {
+    if ((this.latestCheckpoint(partition)?.size ?? 0) >= size) return Promise.resolve(true);
+    if (waitMs <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter = {
+        partition,
+        size,
+        wake: () => {
+          clearTimeout(timer);
+          this.#checkpointWaiters.delete(waiter);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.#checkpointWaiters.delete(waiter);
+        resolve(false);
+      }, waitMs);
+      this.#checkpointWaiters.add(waiter);
+    });
   }
 
   /** Checkpoints of a partition, oldest first. */

@@ -34,6 +34,7 @@ import type { LogIndex } from './log-index.js';
 import { badArgument, errorBody, notFound, statusOf, type ApiError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { registerApprovalRoutes } from './approval-page.js';
+import { registerTrustRoutes } from './trust-routes.js';
 import { DecisionListener } from './decision-listener.js';
 import { HostAllowList } from './host-allow-list.js';
 import { RateLimiter, type RateSettings } from './rate-limit.js';
@@ -443,11 +444,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     if (latest === undefined) return fail(reply, notFound(`no checkpoint yet for partition ${partition}`, true));
     return { partition, size: latest.size, note: latest.note };
   });
-  app.get<{ Params: { partition: string; index: string } }>('/v1/receipts/:partition/:index', async (req, reply) => {
-    const receipt = await deps.logIndex.receipt(parseWholeNumber(req.params.partition, 'partition'), parseWholeNumber(req.params.index, 'index'));
-    if (receipt === undefined) return fail(reply, notFound('no checkpointed entry at that position yet', true));
-    return receipt;
-  });
+  registerTrustRoutes(app, { follower: deps.follower, logIndex: deps.logIndex });
   app.get<{ Querystring: { partition?: string; from?: string; to?: string } }>('/v1/consistency', async (req) => {
     const partition = parseWholeNumber(req.query.partition ?? '0', 'partition');
     return deps.logIndex.consistency(partition, parseWholeNumber(req.query.from ?? '0', 'from'), req.query.to === undefined ? undefined : parseWholeNumber(req.query.to, 'to'));
