@@ -3,11 +3,12 @@
 // round trip, measured in the same run on one live ledger (real broker and
 // Postgres; compare ratios, not absolute numbers):
 //  - raw API: the SDK signs the same proposal, submits it and long-polls its
-//    decision (what any agent pays);
-//  - executor in-process: the same plus the hook's work (the proposal built
-//    from the tool call, the decision verified, the receipt fetched and
-//    verified against the pinned trust root: its checkpoint is sealed at most
-//    checkpointIntervalMs after the decision);
+//    decision (signature and binding checked, no receipt);
+//  - SDK decide(): the same plus the decision's receipt fetched and verified
+//    offline against the pinned trust (its checkpoint is sealed at most
+//    checkpointIntervalMs after the decision), what guard() pays;
+//  - executor in-process: decide() plus the hook's own work (the proposal
+//    built from the tool call, the verdict);
 //  - hook process: `ledger hook claude-code` as Claude Code runs it, a new
 //    Node process per call reading the PreToolUse JSON on stdin;
 //  - node startup: `node -e 0`, the floor of any command hook.
@@ -18,8 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { LedgerClient, loadKey } from '@agent-ledger/client';
-import { FailMode, Interceptor, initHome, judgeToolCall, proposalFor, readExecutorConfig, receiptCheck, readTrustRoot, serve } from '@agent-ledger/ledger';
+import { FailMode, Interceptor, executorClient, initHome, judgeToolCall, proposalFor, readExecutorConfig, serve } from '@agent-ledger/ledger';
 
 const CALLS = Number(process.env.BENCH_HOOK_CALLS ?? 30);
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
@@ -49,17 +49,18 @@ const setup = await run([bin, 'setup', 'claude-code', '--project', project, '--h
 if (setup.code !== 0) throw new Error(`setup failed: ${setup.stdout}${setup.stderr}`);
 const configFile = JSON.parse(setup.stdout).configFile;
 const config = readExecutorConfig(configFile);
-const client = new LedgerClient({ baseUrl: api, signer: loadKey(config.keyFile), deciderKeys: config.deciderKeys });
+const client = executorClient(config);
 const call = (n) => ({ tool: 'Bash', input: { command: 'git status', description: `Show status ${n}` }, interceptor: Interceptor.claudeCode, cwd: project, session: 'bench', callId: `toolu_bench_${n}` });
 const event = (n) => JSON.stringify({ session_id: 'bench', transcript_path: join(project, 't.jsonl'), cwd: project, permission_mode: 'default', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: call(n).input, tool_use_id: `toolu_bench_${n}` });
 
 // Warm up every path once (connections, JIT, the gate's memos).
 await client.proposeAndWait(proposalFor(call(-1), FailMode.closed));
-const check = receiptCheck(api, readTrustRoot(config.trustRoot));
-await judgeToolCall(call(-2), { client, budgetMs: 30_000, checks: [check] });
+await client.decide(proposalFor(call(-4), FailMode.closed));
+await judgeToolCall(call(-2), { client, budgetMs: 30_000 });
 await run([bin, 'hook', 'claude-code', '--config', configFile], event(-3));
 
 const raw = [];
+const decided = [];
 const inProcess = [];
 const hookProcess = [];
 const nodeStartup = [];
@@ -71,7 +72,12 @@ for (let n = 0; n < CALLS; n++) {
   if (decision.outcome !== 'allow') throw new Error(`raw: ${decision.outcome}`);
 
   t = performance.now();
-  const verdict = await judgeToolCall(call(n), { client, budgetMs: 30_000, checks: [check] });
+  const checked = await client.decide(proposalFor(call(n), FailMode.closed));
+  decided.push(performance.now() - t);
+  if (checked.outcome !== 'allow') throw new Error(`decide: ${checked.outcome}`);
+
+  t = performance.now();
+  const verdict = await judgeToolCall(call(n), { client, budgetMs: 30_000 });
   inProcess.push(performance.now() - t);
   if (verdict.permission !== 'allow') throw new Error(`in-process: ${verdict.reason}`);
 
@@ -90,7 +96,8 @@ await running.stop();
 const base = percentile(raw, 50);
 console.log(`hook bench: ${CALLS} allowed Bash calls per path, checkpoint interval ${home.config.checkpointIntervalMs} ms`);
 console.log(`  raw API round trip (SDK propose + decision)     ${fmt(raw)}  1.00x`);
-console.log(`  executor in-process (+ receipt verified)        ${fmt(inProcess)}  ${(percentile(inProcess, 50) / base).toFixed(2)}x`);
+console.log(`  SDK decide() (+ receipt verified)               ${fmt(decided)}  ${(percentile(decided, 50) / base).toFixed(2)}x`);
+console.log(`  executor in-process (decide() + the verdict)    ${fmt(inProcess)}  ${(percentile(inProcess, 50) / base).toFixed(2)}x`);
 console.log(`  ledger hook claude-code (process per call)      ${fmt(hookProcess)}  ${(percentile(hookProcess, 50) / base).toFixed(2)}x`);
 console.log(`  node -e 0 (process floor)                       ${fmt(nodeStartup)}  ${(percentile(nodeStartup, 50) / base).toFixed(2)}x`);
 process.exit(0);

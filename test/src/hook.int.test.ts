@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRefusal } from '@agent-ledger/refusals';
-import { newSigner, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
+import { PINNED_ROLES } from '@agent-ledger/client';
+import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { statementHash, type BodyOf } from '@agent-ledger/core';
 import { answerOf, exportAndVerify, nextPending, preToolUse, proposalsOfCall, runLedger, type HookAnswer } from './hook-support.js';
 import { freshHome, start } from './live.js';
@@ -20,6 +21,8 @@ let running: RunningLedger;
 let project: string;
 let config: string;
 let calls = 0;
+/** The call refused by the executor for a foreign trust document. */
+let foreignCall = '';
 
 before(async () => {
   // Short confirmation deadlines so the denial by silence comes within the test.
@@ -159,17 +162,24 @@ describe('ledger hook claude-code', () => {
     assert.match(reason(answer), /^CLIENT_TIMEOUT: no signed decision within/);
   });
 
-  test('a decision not signed by the pinned gate key is refused (KEY_UNKNOWN)', { timeout: 60_000 }, async () => {
-    const forged = variant('other-gate', { deciderKeys: [newSigner('service:gate').keyId] });
-    const { answer } = await hook('Bash', { command: 'git status' }, forged);
+  test("another log's trust pinned: the receipt does not verify, the call is denied and the refusal is on the log", { timeout: 60_000 }, async () => {
+    // A second installation's genesis and keys, as its own GET /v1/trust would serve them.
+    const otherHome = freshHome();
+    const genesis = otherHome.genesis();
+    const keys = genesis.statement.body.keys.filter((k) => k.roles.some((r) => (PINNED_ROLES as readonly string[]).includes(r))).map((k) => ({ keyId: k.keyId, principal: k.principal, roles: k.roles, registeredAt: 0, revokedAt: null }));
+    const foreign = join(project, '.claude', 'foreign-trust.json');
+    writeFileSync(foreign, JSON.stringify({ v: 1, trustRoot: otherHome.trustRoot, genesis, authoritySize: 1, keys }));
+    const { answer, callId } = await hook('Bash', { command: 'git status' }, variant('foreign-trust-config', { trust: foreign }));
     assert.equal(decision(answer), 'deny');
-    assert.equal(parseRefusal(reason(answer))?.code, 'KEY_UNKNOWN');
+    assert.equal(parseRefusal(reason(answer))?.code, 'INTEGRITY_FAILURE', reason(answer));
+    assert.match(reason(answer), /the decision does not verify: .*\(refusal recorded at partition \d+, index \d+\)/);
+    foreignCall = callId;
   });
 
-  test("a receipt that does not lead to the pinned trust root is refused, even on an allow", { timeout: 60_000 }, async () => {
-    const otherHome = freshHome();
-    const otherRoot = variant('other-root', { trustRoot: join(otherHome.dir, 'trust-root.json') });
-    const { answer } = await hook('Bash', { command: 'git status' }, otherRoot);
+  test('a trust file that is not a trust document is a deny, never a pass', { timeout: 30_000 }, async () => {
+    const broken = join(project, '.claude', 'broken-trust.json');
+    writeFileSync(broken, '{"v":1,"trustRoot":{}}');
+    const { answer } = await hook('Bash', { command: 'git status' }, variant('broken-trust-config', { trust: broken }));
     assert.equal(decision(answer), 'deny');
     assert.ok(parseRefusal(reason(answer)) !== null, reason(answer));
   });
@@ -218,6 +228,12 @@ describe('ledger hook claude-code', () => {
     assert.equal(verify.code, 0, verify.stdout + verify.stderr);
     assert.equal((JSON.parse(verify.stdout) as { ok: boolean }).ok, true);
     assert.equal(allowed.length, 5);
+    // The executor's refusal of the foreign-trust call is on the log, signed by the agent, naming its proposal.
+    const [foreignProposal] = proposalsOfCall(entries, foreignCall);
+    assert.ok(foreignProposal !== undefined);
+    const refusal = entries.find((e) => e.envelope.statement.type === 'execution.refused' && (e.envelope.statement.body as { proposal: string }).proposal === statementHash(foreignProposal.envelope.statement));
+    assert.equal(refusal?.envelope.statement.author.principal, AGENT);
+    assert.equal((refusal?.envelope.statement.body as { code?: string } | undefined)?.code, 'INTEGRITY_FAILURE');
     for (const { callId, tool, input } of allowed) {
       const [entry] = proposalsOfCall(entries, callId);
       assert.ok(entry !== undefined, callId);

@@ -1,9 +1,7 @@
-import { LedgerClient, loadKey } from '@agent-ledger/client';
 import { LedgerError, OperationalCode, OperationalError, formatRefusal } from '@agent-ledger/refusals';
 import { MAX_HOOK_INPUT_BYTES, parsePreToolUse, preToolUseOutput, toolCallOf } from '../hook/claude-code.js';
-import { readExecutorConfig } from '../hook/config.js';
+import { executorClient, readExecutorConfig } from '../hook/config.js';
 import { Permission, judgeToolCall, type Verdict } from '../hook/executor.js';
-import { receiptChecks } from '../hook/receipt-check.js';
 import { flushSpool, spoolFailOpen } from '../hook/spool.js';
 
 /** Reads stdin to its end, at most `limit` bytes. */
@@ -44,13 +42,13 @@ export async function hookClaudeCodeCommand(options: { readonly config: string }
     const config = readExecutorConfig(options.config);
     const input = parsePreToolUse(await readStdin(MAX_HOOK_INPUT_BYTES));
     const call = toolCallOf(input);
-    const client = new LedgerClient({ baseUrl: config.api, signer: loadKey(config.keyFile), deciderKeys: config.deciderKeys, requestTimeoutMs: 10_000 });
+    const client = executorClient(config);
     const spool = `${options.config}.spool.ndjson`;
     // Calls a fail-open mode let run while the ledger was away go on the log first.
     await flushSpool(spool, client);
     // The budget counts from the process start: Claude Code's timeout does.
     const budgetMs = Math.max(1000, config.budgetMs - Math.round(process.uptime() * 1000));
-    const verdict = await judgeToolCall(call, { client, failMode: config.failMode, budgetMs, checks: receiptChecks(config) });
+    const verdict = await judgeToolCall(call, { client, failMode: config.failMode, budgetMs });
     if (verdict.failedOpen) spoolFailOpen(spool, call, config.failMode, verdict.reason);
     answer = verdict;
   } catch (err) {

@@ -1,10 +1,10 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { LedgerClient, deciderKeysFromGenesis, loadKey } from '@agent-ledger/client';
+import { fetchTrust, pinTrust } from '@agent-ledger/client';
 import { Principal } from '@agent-ledger/core';
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Exit } from '../cli-error.js';
-import { ExecutorConfigSchema, readExecutorConfig, type ExecutorConfig } from '../hook/config.js';
-import { receiptChecks } from '../hook/receipt-check.js';
+import { ExecutorConfigSchema, executorClient, readExecutorConfig, type ExecutorConfig } from '../hook/config.js';
 import { flushSpool, spoolFailOpen } from '../hook/spool.js';
 import { FailMode } from '../hook/tool-call.js';
 import { LedgerHome } from '../home.js';
@@ -30,17 +30,20 @@ export interface McpGatewayOptions {
   readonly host?: string;
 }
 
-function configOf(options: McpGatewayOptions): ExecutorConfig & { spool: string } {
+async function configOf(options: McpGatewayOptions): Promise<ExecutorConfig & { spool: string }> {
   if (options.config !== undefined) return { ...readExecutorConfig(options.config), spool: `${options.config}.spool.ndjson` };
   if (options.agent === undefined) throw new OperationalError(OperationalCode.BAD_ARGUMENT, 'give --config FILE, or --agent PRINCIPAL (its key in the installation\'s keys/)');
   if (!Principal.safeParse(options.agent).success) throw new OperationalError(OperationalCode.BAD_ARGUMENT, `--agent takes kind:name such as agent:build-bot, not ${options.agent}`);
   const home = LedgerHome.open(options.home);
+  const api = checkApiUrl(options.api ?? home.apiUrl());
+  // Pinned once per installation: fetched against the trust root the installation holds, then only refreshed forward.
+  const trust = join(home.dir, 'trust.json');
+  if (!existsSync(trust)) pinTrust(trust, await fetchTrust(api, { trustRoot: home.trustRoot }));
   const parsed = ExecutorConfigSchema.safeParse({
     v: 1,
-    api: checkApiUrl(options.api ?? home.apiUrl()),
+    api,
     keyFile: join(home.dir, 'keys', `${options.agent.replace(':', '-')}.key`),
-    deciderKeys: deciderKeysFromGenesis(join(home.dir, 'genesis.json')),
-    trustRoot: join(home.dir, 'trust-root.json'),
+    trust,
     failMode: options.failMode ?? FailMode.closed,
     budgetMs: (options.budget ?? 110) * 1000,
   });
@@ -60,15 +63,14 @@ export async function mcpGatewayCommand(command: readonly string[], options: Mcp
   const [program, ...args] = command;
   if (program === undefined) throw new OperationalError(OperationalCode.BAD_ARGUMENT, 'give the MCP server to start after --, e.g. -- npx @modelcontextprotocol/server-filesystem /srv/project');
   if (options.failMode !== undefined && !(Object.values(FailMode) as string[]).includes(options.failMode)) throw new OperationalError(OperationalCode.BAD_ARGUMENT, `--fail-mode takes closed or open, not ${options.failMode}`);
-  const config = configOf(options);
+  const config = await configOf(options);
   const failMode = options.failMode === undefined ? config.failMode : (options.failMode as FailMode);
-  const client = new LedgerClient({ baseUrl: config.api, signer: loadKey(config.keyFile), deciderKeys: config.deciderKeys, requestTimeoutMs: 10_000 });
+  const client = executorClient(config);
   const log = (line: string): void => {
     process.stderr.write(`ledger mcp-gateway: ${line}\n`);
   };
   const gateway = await McpGateway.start({ command: program, args }, {
     client,
-    checks: receiptChecks(config),
     failMode,
     budgetMs: options.budget === undefined ? config.budgetMs : options.budget * 1000,
     ...(options.name === undefined ? {} : { serverName: options.name }),

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deciderKeysFromGenesis } from '@agent-ledger/client';
+import { fetchTrust, pinTrust } from '@agent-ledger/client';
 import { Principal, createStatement } from '@agent-ledger/core';
 import { writeExecutorConfig } from '../hook/config.js';
 import { installPreToolUseHook, shellQuote } from '../hook/settings.js';
@@ -86,20 +86,24 @@ export function setupClaudeCodeCommand(options: SetupClaudeCodeOptions): Promise
       Object.assign(report, { keyId: key.keyId, keyFile, registered: { by: admin.principal, authorityIndex: admitted.index, statementHash: submitted.statementHash } });
     }
 
-    // 2. What the hook reads: the API, the key, the keys it pins, the trust root, fail mode and budget.
+    // 2. What the hook reads: the API, the key, the pinned trust document, fail mode and budget.
+    //    The trust document is fetched once, checked against the installation's trust root, and pinned.
     const claudeDir = join(project, '.claude');
     const configFile = join(claudeDir, 'agent-ledger.json');
-    const deciderKeys = deciderKeysFromGenesis(join(home().dir, 'genesis.json'));
+    const trustFile = join(claudeDir, 'agent-ledger-trust.json');
     mkdirSync(claudeDir, { recursive: true });
-    writeExecutorConfig(configFile, { v: 1, api: baseUrl, keyFile, deciderKeys, trustRoot: join(home().dir, 'trust-root.json'), failMode: failMode as FailMode, budgetMs: budgetSeconds * 1000 });
-    human.push(`hook configuration: ${configFile} (fail mode ${failMode}, budget ${budgetSeconds} s, ${deciderKeys.length} pinned gate key${deciderKeys.length === 1 ? '' : 's'})`);
+    const trust = await fetchTrust(baseUrl, { trustRoot: home().trustRoot });
+    pinTrust(trustFile, trust);
+    writeExecutorConfig(configFile, { v: 1, api: baseUrl, keyFile, trust: trustFile, failMode: failMode as FailMode, budgetMs: budgetSeconds * 1000 });
+    const gateKeys = trust.keys.filter((k) => k.roles.includes('gate')).length;
+    human.push(`hook configuration: ${configFile} (fail mode ${failMode}, budget ${budgetSeconds} s); trust pinned in ${trustFile} (${gateKeys} gate key${gateKeys === 1 ? '' : 's'}, authority size ${trust.authoritySize})`);
 
     // 3. The hook itself, merged into the project's settings; Claude Code's timeout leaves the hook 10 s to answer.
     const settingsFile = join(claudeDir, 'settings.json');
     const command = [process.execPath, ledgerBin(), 'hook', 'claude-code', '--config', configFile].map(shellQuote).join(' ');
     installPreToolUseHook(settingsFile, command, budgetSeconds + 10);
     human.push(`PreToolUse hook for every tool: ${settingsFile}`, `  ${command}`);
-    Object.assign(report, { configFile, settingsFile, command, failMode, budgetSeconds });
+    Object.assign(report, { configFile, trustFile, settingsFile, command, failMode, budgetSeconds });
     return { human, report };
   });
 }

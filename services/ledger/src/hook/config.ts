@@ -3,14 +3,17 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { parseStrictJson } from '@agent-ledger/core';
+import { LedgerClient, loadKey, loadTrust } from '@agent-ledger/client';
 import { FailMode } from './tool-call.js';
 
 /**
  * What an executor (the Claude Code hook, the MCP gateway) needs to put an
  * agent behind the ledger, and nothing secret beyond the path of its own key:
- * the API, the agent's key file, the decider keys it pins (the gate's key
- * ids, so only the gate's signature makes a decision it acts on), its fail
- * mode and its time budget. `ledger setup claude-code` writes it.
+ * the API, the agent's key file, the trust document it pins (`GET /v1/trust`
+ * fetched once against the installation's trust root: the genesis and the
+ * gate and sequencer keys with their validity, so a decision counts only with
+ * a receipt that verifies offline against it), its fail mode and its time
+ * budget. `ledger setup claude-code` writes it.
  */
 export const ExecutorConfigSchema = z.strictObject({
   v: z.literal(1),
@@ -18,10 +21,8 @@ export const ExecutorConfigSchema = z.strictObject({
   api: z.url({ protocol: /^https?$/ }),
   /** The agent's private key file (`ledger keygen`); relative paths are relative to this file. */
   keyFile: z.string().min(1).max(4096),
-  /** Key ids (64 hex) allowed to sign decisions. */
-  deciderKeys: z.array(z.string().regex(/^[0-9a-f]{64}$/)).min(1).max(64),
-  /** The trust root this installation pins (relative to this file): every allow's receipt is verified against it. */
-  trustRoot: z.string().min(1).max(4096),
+  /** The pinned trust document (relative to this file): every decision's receipt is verified against it; a refresh is written back. */
+  trust: z.string().min(1).max(4096),
   /** Ledger unreachable: `closed` denies (default), `ask` hands the call to the user, `open` runs it. */
   failMode: z.enum([FailMode.closed, FailMode.ask, FailMode.open]).default(FailMode.closed),
   /** The longest the executor takes to answer, in ms; a call with no signed decision by then is denied. */
@@ -60,7 +61,16 @@ export function readExecutorConfig(path: string): ExecutorConfig {
   }
   const base = dirname(resolve(path));
   const at = (file: string): string => (isAbsolute(file) ? file : resolve(base, file));
-  return { ...parsed.data, keyFile: at(parsed.data.keyFile), trustRoot: at(parsed.data.trustRoot) };
+  return { ...parsed.data, keyFile: at(parsed.data.keyFile), trust: at(parsed.data.trust) };
+}
+
+/**
+ * The agent's SDK client an executor configuration describes: the agent key,
+ * the pinned trust document (refreshed in place when the ledger registers a
+ * newer gate key).
+ */
+export function executorClient(config: ExecutorConfig): LedgerClient {
+  return new LedgerClient({ baseUrl: config.api, signer: loadKey(config.keyFile), trust: loadTrust(config.trust), trustFile: config.trust, requestTimeoutMs: 10_000 });
 }
 
 /** Writes an executor configuration (owner-only: it names a key file). */

@@ -1,5 +1,5 @@
 import { LedgerError, OperationalCode, OperationalError, ReasonCode, formatRefusal } from '@agent-ledger/refusals';
-import type { LedgerClient, VerifiedDecision } from '@agent-ledger/client';
+import { ToolRefusedError, type LedgerClient } from '@agent-ledger/client';
 import { FailMode, proposalFor, type ToolCall } from './tool-call.js';
 
 /** What the executor does with a call: run it, refuse it, or leave it to the user (fail mode `ask` only). */
@@ -28,30 +28,16 @@ export interface Verdict {
   readonly failedOpen: boolean;
 }
 
-/**
- * A check of a verified decision before the tool runs (the receipt: the
- * decision's entry, its inclusion proof and a signed checkpoint, against the
- * pinned trust root). It throws a LedgerError to refuse; the executor fails
- * closed on any throw.
- */
-export type DecisionCheck = (decision: VerifiedDecision, proposalHash: string, deadline: number) => void | Promise<void>;
-
 /** Options of {@link judgeToolCall}. */
 export interface ExecutorOptions {
-  /** The agent's SDK client (its signer is the agent key; its decider keys are pinned). */
+  /** The agent's SDK client: its signer is the agent key, and it pins the ledger's trust document (receipts are verified against it). */
   readonly client: LedgerClient;
   /** What to do when the ledger cannot be reached (default closed). */
   readonly failMode?: FailMode;
   /** The whole time the executor may take to answer, in ms: a call with no signed decision by then is refused. */
   readonly budgetMs: number;
-  /** Extra checks of the decision before an allow counts (the receipt). */
-  readonly checks?: readonly DecisionCheck[];
   /** Called with the signed proposal's hash as soon as the API accepted it. */
   readonly onProposed?: (proposalHash: string) => void;
-}
-
-function positionOf(decision: VerifiedDecision): LogPosition {
-  return { partition: decision.entry.partition, index: decision.entry.index };
 }
 
 function where(position: LogPosition): string {
@@ -79,8 +65,8 @@ function outage(err: OperationalError, failMode: FailMode): Verdict {
  * Judges one tool call before it runs: signs a proposal with the agent's key,
  * submits it, waits for the signed decision (a `verify_first` waits for the
  * human answer or the timer's signed denial, within `budgetMs`), verifies it
- * (the SDK checks the decider's signature and the binding to this proposal;
- * `checks` add the receipt) and answers. Every path that is not a verified
+ * (its receipt, offline, against the trust document the client pins) and
+ * answers. Every path that is not a verified
  * allow is a deny, except an outage before the proposal was accepted, which
  * the configured fail mode decides. Never throws.
  */
@@ -103,9 +89,12 @@ export async function judgeToolCall(call: ToolCall, options: ExecutorOptions): P
     options.onProposed?.(proposal);
     const remaining = deadline - Date.now();
     if (remaining <= 0) return operational(new OperationalError(OperationalCode.CLIENT_TIMEOUT, 'budget spent'), `no signed decision within ${options.budgetMs} ms; the call does not run`, proposal);
-    const decision = await options.client.awaitDecision(proposal, remaining);
-    const position = positionOf(decision);
-    for (const check of options.checks ?? []) await check(decision, proposal, deadline);
+    // The final decision and its receipt, verified offline against the pinned trust (SPEC.md section 10):
+    // the log, the signed checkpoint, the inclusion proof, the gate key valid at the entry's authority
+    // index, the binding to this proposal, freshness. What does not verify is refused and recorded on
+    // the log (`execution.refused`) by the client: a ToolRefusedError below.
+    const decision = await options.client.decide({ proposalHash: proposal }, { timeoutMs: remaining });
+    const position = decision.position;
     if (decision.outcome === 'allow') {
       return { permission: Permission.allow, reason: `allowed by the ledger (${where(position)})`, code: null, proposal, decision: position, failedOpen: false };
     }
@@ -117,6 +106,11 @@ export async function judgeToolCall(call: ToolCall, options: ExecutorOptions): P
     const text = decision.refusal ?? formatRefusal(code, `${decision.outcome} by the ledger`);
     return { permission: Permission.deny, reason: `${text} (${where(position)})`, code, proposal, decision: position, failedOpen: false };
   } catch (err) {
+    if (err instanceof ToolRefusedError) {
+      // The executor's own refusal: the decision or its receipt did not verify. The client recorded it on the log.
+      const recorded = err.record?.position ? `recorded at partition ${err.record.position.partition}, index ${err.record.position.index}` : 'not yet on the log';
+      return refused(err.code, `the decision does not verify: ${err.detail} (refusal ${recorded})`, proposal, err.position);
+    }
     if (err instanceof LedgerError) return refused(err.code, err.message, proposal, null);
     if (err instanceof OperationalError) {
       const detail = err.code === OperationalCode.CLIENT_TIMEOUT

@@ -3,7 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { judgeToolCall, Permission, type DecisionCheck, type Verdict } from '../hook/executor.js';
+import { judgeToolCall, Permission, type Verdict } from '../hook/executor.js';
 import { FailMode, Interceptor, type ToolCall, type ToolHints } from '../hook/tool-call.js';
 import type { LedgerClient } from '@agent-ledger/client';
 
@@ -12,10 +12,8 @@ export const LEDGER_META_KEY = 'agent-ledger/decision';
 
 /** Options of {@link McpGateway}. */
 export interface GatewayOptions {
-  /** The agent's SDK client (agent key, pinned decider keys). */
+  /** The agent's SDK client (agent key, pinned trust document: receipts are verified against it). */
   readonly client: LedgerClient;
-  /** Checks of an allow before the call is forwarded (the receipt). */
-  readonly checks: readonly DecisionCheck[];
   /** Ledger unreachable: `closed` refuses the call, `open` forwards it (`ask` is `closed`: MCP has no user to hand it to). */
   readonly failMode: FailMode;
   /** How long one call may wait for its decision (a `verify_first` waits for the human), in ms. */
@@ -141,7 +139,7 @@ export class McpGateway {
       ...(session === undefined ? {} : { session }),
     };
     const failMode = this.#options.failMode === FailMode.open ? FailMode.open : FailMode.closed;
-    const verdict = await judgeToolCall(call, { client: this.#options.client, failMode, budgetMs: this.#options.budgetMs, checks: this.#options.checks });
+    const verdict = await judgeToolCall(call, { client: this.#options.client, failMode, budgetMs: this.#options.budgetMs });
     this.#options.onVerdict?.(call, verdict);
     if (verdict.permission !== Permission.allow) {
       return {
