@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { exportCommand } from '@agent-ledger/ledger';
 import type { Entry } from '@agent-ledger/core';
+import { PINNED_ROLES } from '@agent-ledger/client';
 import { repoRoot } from './fixtures.js';
-import { eventually, getJson } from './live.js';
+import { eventually, freshHome, getJson } from './live.js';
 
 /** The built `ledger` binary, run as users (and Claude Code) run it. */
 export const ledgerBin = join(repoRoot, 'services/ledger/bin/ledger.js');
@@ -94,4 +95,19 @@ export async function exportAndVerify(home: LedgerHome): Promise<{ verify: Run; 
 /** The proposals on the log whose context names this call id. */
 export function proposalsOfCall(entries: readonly Entry[], callId: string): Entry[] {
   return entries.filter((e) => e.envelope.statement.type === 'proposal.submitted' && (e.envelope.statement.body as { context: { callId?: unknown } }).context.callId === callId);
+}
+
+/**
+ * Writes the trust document of another, fresh installation (its genesis and
+ * pinned keys, as its own `GET /v1/trust` would serve them) to `file`: what an
+ * executor pinning it must refuse every decision of this ledger with.
+ */
+export function foreignTrustFile(file: string): string {
+  const other = freshHome();
+  const genesis = other.genesis();
+  const keys = genesis.statement.body.keys
+    .filter((k) => k.roles.some((r) => (PINNED_ROLES as readonly string[]).includes(r)))
+    .map((k) => ({ keyId: k.keyId, principal: k.principal, roles: k.roles, registeredAt: 0, revokedAt: null }));
+  writeFileSync(file, JSON.stringify({ v: 1, trustRoot: other.trustRoot, genesis, authoritySize: 1, keys }));
+  return file;
 }

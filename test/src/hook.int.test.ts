@@ -4,10 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRefusal } from '@agent-ledger/refusals';
-import { PINNED_ROLES } from '@agent-ledger/client';
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { statementHash, type BodyOf } from '@agent-ledger/core';
-import { answerOf, exportAndVerify, nextPending, preToolUse, proposalsOfCall, runLedger, type HookAnswer } from './hook-support.js';
+import { answerOf, exportAndVerify, foreignTrustFile, nextPending, preToolUse, proposalsOfCall, runLedger, type HookAnswer } from './hook-support.js';
 import { freshHome, start } from './live.js';
 
 // `ledger setup claude-code` and `ledger hook claude-code` against a live
@@ -163,12 +162,7 @@ describe('ledger hook claude-code', () => {
   });
 
   test("another log's trust pinned: the receipt does not verify, the call is denied and the refusal is on the log", { timeout: 60_000 }, async () => {
-    // A second installation's genesis and keys, as its own GET /v1/trust would serve them.
-    const otherHome = freshHome();
-    const genesis = otherHome.genesis();
-    const keys = genesis.statement.body.keys.filter((k) => k.roles.some((r) => (PINNED_ROLES as readonly string[]).includes(r))).map((k) => ({ keyId: k.keyId, principal: k.principal, roles: k.roles, registeredAt: 0, revokedAt: null }));
-    const foreign = join(project, '.claude', 'foreign-trust.json');
-    writeFileSync(foreign, JSON.stringify({ v: 1, trustRoot: otherHome.trustRoot, genesis, authoritySize: 1, keys }));
+    const foreign = foreignTrustFile(join(project, '.claude', 'foreign-trust.json'));
     const { answer, callId } = await hook('Bash', { command: 'git status' }, variant('foreign-trust-config', { trust: foreign }));
     assert.equal(decision(answer), 'deny');
     assert.equal(parseRefusal(reason(answer))?.code, 'INTEGRITY_FAILURE', reason(answer));

@@ -13,7 +13,7 @@ import { parseRefusal } from '@agent-ledger/refusals';
 import { statementHash, type BodyOf, type Entry } from '@agent-ledger/core';
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
-import { exportAndVerify, ledgerBin, nextPending, runLedger } from './hook-support.js';
+import { exportAndVerify, foreignTrustFile, ledgerBin, nextPending, runLedger } from './hook-support.js';
 import { freshHome, start } from './live.js';
 
 // The MCP gateway end to end: the official MCP TypeScript SDK's client talks
@@ -149,6 +149,27 @@ describe('ledger mcp-gateway over stdio', () => {
     assert.equal(outcomes[2], 'allow');
     assert.ok(entries.some((e) => e.envelope.statement.type === 'timeout.recorded' && (e.envelope.statement.body as { proposal: string }).proposal === proposals[1]));
     assert.ok(entries.some((e) => e.envelope.statement.type === 'human.response' && (e.envelope.statement.body as { proposal: string }).proposal === proposals[2]));
+  });
+});
+
+describe('ledger mcp-gateway with a trust document of another log', () => {
+  test('an allowed call is not forwarded when its receipt does not verify, and the refusal is on the log', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-config-'));
+    const config = join(dir, 'agent-ledger.json');
+    writeFileSync(config, JSON.stringify({ v: 1, api: running.apiUrl, keyFile: join(home.dir, 'keys', 'agent-build-bot.key'), trust: foreignTrustFile(join(dir, 'trust.json')), failMode: 'closed', budgetMs: 30_000 }));
+    const client = new Client({ name: 'gateway-foreign-trust', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [ledgerBin, 'mcp-gateway', '--config', config, '--name', 'filesystem', '--', process.execPath, filesystemServer, root], cwd: repoRoot, stderr: 'ignore' }));
+    try {
+      const result = (await client.callTool({ name: 'write_file', arguments: { path: join(root, 'src', 'untrusted.ts'), content: 'x' } })) as CallToolResult;
+      assert.equal(result.isError, true);
+      assert.equal(parseRefusal(text(result))?.code, 'INTEGRITY_FAILURE', text(result));
+      assert.equal(existsSync(join(root, 'src', 'untrusted.ts')), false);
+      const { entries } = await exportAndVerify(home);
+      const refusal = entries.find((e) => e.envelope.statement.type === 'execution.refused' && (e.envelope.statement.body as { proposal: string }).proposal === meta(result).proposal);
+      assert.equal(refusal?.envelope.statement.author.principal, AGENT);
+    } finally {
+      await client.close();
+    }
   });
 });
 
