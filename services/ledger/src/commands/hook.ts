@@ -28,8 +28,8 @@ function denial(err: unknown): Pick<Verdict, 'permission' | 'reason'> {
  * the event on stdin, signs a proposal for the exact tool call with the
  * agent's key, waits for the signed decision within the configured budget
  * (a `verify_first` waits for the human), and prints Claude Code's answer:
- * `hookSpecificOutput.permissionDecision` `allow`, `deny` (reason `REFUSED:
- * CODE: detail` and the decision's log position) or, in fail mode `ask`,
+ * `hookSpecificOutput.permissionDecision` `allow`, `deny` (the reason is the
+ * refusal text with its code, and the decision's log position) or, in fail mode `ask`,
  * `ask`. Always exits 0 with that JSON: any failure of its own (bad input, bad
  * configuration, the ledger unreachable under fail mode `closed`, no decision
  * in time, a decision or receipt that does not verify) is a deny. Only when it

@@ -16,7 +16,7 @@ export interface LogPosition {
 /** The executor's answer for one tool call. */
 export interface Verdict {
   readonly permission: Permission;
-  /** For a refusal `REFUSED: CODE: detail`; for an outage `CODE: detail`; for an allow a short note. */
+  /** For a refusal its formatRefusal text; for an outage `CODE: detail`; for an allow a short note. */
   readonly reason: string;
   /** The refusal or operational code, null on allow. */
   readonly code: ReasonCode | OperationalCode | null;
