@@ -62,7 +62,8 @@ async function configOf(options: McpGatewayOptions): Promise<ExecutorConfig & { 
 export async function mcpGatewayCommand(command: readonly string[], options: McpGatewayOptions): Promise<number> {
   const [program, ...args] = command;
   if (program === undefined) throw new OperationalError(OperationalCode.BAD_ARGUMENT, 'give the MCP server to start after --, e.g. -- npx @modelcontextprotocol/server-filesystem /srv/project');
-  if (options.failMode !== undefined && !(Object.values(FailMode) as string[]).includes(options.failMode)) throw new OperationalError(OperationalCode.BAD_ARGUMENT, `--fail-mode takes closed or open, not ${options.failMode}`);
+  // MCP has no user to hand a call to: `ask` is not a gateway mode (a configuration file's `ask` counts as closed).
+  if (options.failMode !== undefined && options.failMode !== FailMode.closed && options.failMode !== FailMode.open) throw new OperationalError(OperationalCode.BAD_ARGUMENT, `--fail-mode takes closed or open, not ${options.failMode}`);
   const config = await configOf(options);
   const failMode = options.failMode === undefined ? config.failMode : (options.failMode as FailMode);
   const client = executorClient(config);
