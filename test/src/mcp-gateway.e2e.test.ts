@@ -124,6 +124,14 @@ describe('ledger mcp-gateway over stdio', () => {
     proposals.push(row.proposalHash);
   });
 
+  test('arguments that cannot be signed faithfully are refused, not forwarded', { timeout: 60_000 }, async () => {
+    // An integer beyond 2^53 would be signed as a different number than the server receives (RFC 8785).
+    const result = (await client.callTool({ name: 'write_file', arguments: { path: join(root, 'src', 'big.txt'), content: 'x', mode: 2 ** 60 } })) as CallToolResult;
+    assert.equal(result.isError, true);
+    assert.equal(parseRefusal(text(result))?.code, 'SCHEMA_INVALID', text(result));
+    assert.equal(existsSync(join(root, 'src', 'big.txt')), false);
+  });
+
   test('every step is on the log with the tool annotations, and the export verifies', { timeout: 60_000 }, async () => {
     const { verify, entries } = await exportAndVerify(home);
     assert.equal(verify.code, 0, verify.stdout + verify.stderr);
@@ -207,6 +215,13 @@ describe('ledger mcp-gateway over Streamable HTTP', () => {
     } finally {
       await client.close();
     }
+  });
+
+  test('a request with a session id the gateway never issued is refused', { timeout: 30_000 }, async () => {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': '00000000-0000-4000-8000-000000000000' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_directory', arguments: { path: root } } }) });
+    assert.equal(response.status, 400);
+    const notJson = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":' });
+    assert.equal(notJson.status, 400);
   });
 
   test('a request naming another host is refused (DNS rebinding)', { timeout: 30_000 }, async () => {
