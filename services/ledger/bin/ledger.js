@@ -15,6 +15,8 @@ if (process.argv[2] === 'verify-chain' && process.env.LEDGER_BOUNDED_RUN !== '1'
   });
   // Killed or not started: not a verdict on the bundle (exit 2, like an I/O error).
   process.exit(result.status ?? 2);
+} else if (process.argv[2] === 'hook' && (await (await import('../dist/src/hook/entry.js')).runHookFast(process.argv.slice(2)))) {
+  // Claude Code's hook runs before every tool call: it loads its own module, not the whole CLI.
 } else {
   await import('../dist/src/main.js');
 }

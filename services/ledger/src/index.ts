@@ -53,3 +53,13 @@ export {
 } from './api/wire-schemas.js';
 export { OperatorMetrics, APPROVAL_LATENCY_BUCKETS } from './api/operator-metrics.js';
 export { ledgerLogLevel, loggerFor } from './logging.js';
+export { judgeToolCall, Permission } from './hook/executor.js';
+export type { Verdict, ExecutorOptions, LogPosition } from './hook/executor.js';
+export { proposalFor, targetOf, FailMode, Interceptor } from './hook/tool-call.js';
+export type { ToolCall, ToolHints } from './hook/tool-call.js';
+export { parsePreToolUse, preToolUseOutput, toolCallOf } from './hook/claude-code.js';
+export { executorClient, readExecutorConfig, writeExecutorConfig } from './hook/config.js';
+export type { ExecutorConfig } from './hook/config.js';
+export { installPreToolUseHook } from './hook/settings.js';
+export { McpGateway, LEDGER_META_KEY } from './mcp/gateway.js';
+export { serveGatewayHttp } from './mcp/http.js';
