@@ -11,6 +11,7 @@ test('the package index exports exactly the documented names', () => {
     'UNREACHABLE_CODE',
     'WriterFencedError',
     'brokersFromEnv',
+    'createEmbeddedBus',
     'createKafkaBus',
     'ledgerTopics',
     'loadTopicConfig',
