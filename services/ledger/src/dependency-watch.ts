@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { SqlPool } from '@agent-ledger/store';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { LogBus } from '@agent-ledger/kafka';
 
@@ -34,7 +34,7 @@ function codeOf(err: unknown): string {
  */
 export class DependencyWatch {
   readonly #bus: LogBus;
-  readonly #pool: pg.Pool;
+  readonly #pool: SqlPool;
   readonly #topic: string;
   readonly #log: (message: string) => void;
   readonly #status: Record<'broker' | 'postgres', DependencyStatus> = { broker: { up: true }, postgres: { up: true } };
@@ -43,7 +43,7 @@ export class DependencyWatch {
   #timer: NodeJS.Timeout | undefined;
   #probing = false;
 
-  constructor(bus: LogBus, pool: pg.Pool, probeTopic: string, log: (message: string) => void) {
+  constructor(bus: LogBus, pool: SqlPool, probeTopic: string, log: (message: string) => void) {
     this.#bus = bus;
     this.#pool = pool;
     this.#topic = probeTopic;

@@ -6,6 +6,7 @@ import { receiptCommand, verifyReceiptCommand } from './commands/receipt.js';
 import { schemasCommand } from './commands/schemas.js';
 import { verifyChainCommand } from './commands/verify-chain.js';
 import { exportCommand } from './commands/export.js';
+import { devCommand } from './commands/dev.js';
 import { driveCommand, initCommand, serveCommand } from './commands/live.js';
 import { gateEvaluateCommand } from './commands/gate-evaluate.js';
 import { gateBenchCommand } from './commands/gate-bench.js';
@@ -125,6 +126,12 @@ program
   .option('--home <dir>', 'installation directory')
   .option('--target <role...>', 'roles to run', ['all'])
   .action(run((opts: { home?: string; target: string[] }) => serveCommand(opts)));
+
+program
+  .command('dev')
+  .description('run the whole ledger in this one process on an embedded log and an embedded Postgres under the installation directory (created when missing); nothing but Node needed')
+  .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
+  .action(run((opts: { home?: string }) => devCommand(opts)));
 
 program
   .command('export')

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import type pg from 'pg';
 import { Hash } from '@agent-ledger/core';
+import type { SqlPool } from '@agent-ledger/store';
 import type { LogIndex } from './log-index.js';
 import { badArgument, errorBody, notFound } from './errors.js';
 
 /** What the approval routes need from the API process. */
 export interface ApprovalRouteDeps {
-  readonly pool: pg.Pool;
+  readonly pool: SqlPool;
   readonly logIndex: LogIndex;
 }
 
