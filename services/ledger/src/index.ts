@@ -31,3 +31,5 @@ export { RateLimiter, rateSettingsFrom } from './api/rate-limit.js';
 export type { RateSettings } from './api/rate-limit.js';
 export { StatementTracker } from './api/statement-status.js';
 export type { StatementStatus } from './api/statement-status.js';
+export { embeddedPaths, isEmbedded, openEmbeddedStorage, readingBus } from './dev-storage.js';
+export type { EmbeddedStorage } from './dev-storage.js';
