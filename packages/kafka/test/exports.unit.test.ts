@@ -16,6 +16,7 @@ test('the package index exports exactly the documented names', () => {
     'ledgerTopics',
     'loadTopicConfig',
     'parseTopicConfig',
+    'readEmbeddedLayout',
     'refusalTopicName',
   ]);
 });

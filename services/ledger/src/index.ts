@@ -17,6 +17,7 @@ export { PartitionSequencer } from './sequencer/partition-sequencer.js';
 export { admit } from './sequencer/admission.js';
 export { ocsfRecord } from './siem/siem-exporter.js';
 export { exportCommand } from './commands/export.js';
+export { moveToKafkaCommand } from './commands/move-to-kafka.js';
 export { prng } from './demo/scenarios.js';
 export { fatigueSettingsFromEnv } from './gate/fatigue.js';
 export { approveCommand, parseSessionDuration, sessionGrant, MAX_SESSION_MS, MAX_BATCH_TIER } from './commands/approve.js';

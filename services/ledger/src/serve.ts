@@ -119,7 +119,7 @@ export async function serve(
   const config = home.config;
   const topics = topicNames(config.topicPrefix);
   if (options.storage === undefined && config.storage === 'embedded') {
-    throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `${home.dir} keeps its log and database embedded: run it with ledger dev (or move it to Kafka and Postgres with ledger dev move-to-kafka)`);
+    throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `${home.dir} keeps its log and database embedded: run it with ledger dev (or move it to Kafka and Postgres with ledger move-to-kafka)`);
   }
   const bus = options.storage?.bus ?? createKafkaBus({ brokers: config.kafkaBrokers, clientId: `${topics.prefix}-${roles.join('-')}-${process.pid}` });
   // A broker or Postgres that is not up yet (both restarting with the host) is waited for, with back-off.

@@ -411,3 +411,19 @@ export function createEmbeddedBus(options: EmbeddedBusOptions): LogBus {
   if (typeof options.dir !== 'string' || options.dir === '') throw invalidArgument('the embedded log needs a directory');
   return new EmbeddedBus(options);
 }
+
+/** What an embedded log holds besides its records: its topics and the consumer groups' committed offsets. */
+export interface EmbeddedLayout {
+  readonly topics: readonly { readonly name: string; readonly partitions: number; readonly config: Readonly<Record<string, string>> }[];
+  readonly groupOffsets: readonly { readonly groupId: string; readonly topic: string; readonly partition: number; readonly nextOffset: string }[];
+}
+
+/** Reads the topics and committed group offsets of the embedded log in `dir` (read-only, as of now). */
+export async function readEmbeddedLayout(dir: string): Promise<EmbeddedLayout> {
+  const store = LogStore.open(resolve(dir), { readOnly: true });
+  try {
+    return { topics: store.topics(), groupOffsets: store.groupOffsets().map((o) => ({ ...o, nextOffset: String(o.nextOffset) })) };
+  } finally {
+    await store.close();
+  }
+}

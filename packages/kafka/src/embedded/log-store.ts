@@ -294,6 +294,23 @@ export class LogStore {
     return this.#assignedTopics.get(name);
   }
 
+  /** Every topic, with its partition count and settings, in creation order. */
+  topics(): { name: string; partitions: number; config: Readonly<Record<string, string>> }[] {
+    return [...this.#topics].map(([name, t]) => ({ name, partitions: t.partitions.length, config: t.config }));
+  }
+
+  /** Every committed consumer-group offset. */
+  groupOffsets(): StoredOffset[] {
+    const out: StoredOffset[] = [];
+    for (const [groupId, offsets] of this.#groups) {
+      for (const [key, nextOffset] of offsets) {
+        const [topic = '', partition = '0'] = key.split('\0');
+        out.push({ groupId, topic, partition: Number(partition), nextOffset });
+      }
+    }
+    return out;
+  }
+
   /** The next offset of every partition of `topic` (throws INTEGRITY_FAILURE when it does not exist). */
   ends(topic: string): Map<number, number> {
     const t = this.#topics.get(topic);
