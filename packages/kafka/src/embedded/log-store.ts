@@ -194,14 +194,36 @@ export class LogStore {
     if (!this.readOnly) this.#openAppend(segments.length === 0);
   }
 
-  /** Applies every complete frame of `bytes` from `at`; returns where the complete frames end. */
-  #scan(segment: number, bytes: Buffer, at: number): number {
-    let position = at;
+  /**
+   * Applies every complete frame of `bytes` (the segment's bytes from file
+   * offset `base`) from file offset `at`; returns the file offset where the
+   * complete frames end.
+   */
+  #scan(segment: number, bytes: Buffer, at: number, base = 0): number {
+    let position = at - base;
     for (;;) {
       const frame = decodeFrame(bytes, position);
-      if (frame === null) return position;
-      this.#apply(frame.header, segment, frame.valueAt);
+      if (frame === null) return position + base;
+      this.#apply(frame.header, segment, frame.valueAt.map((v) => v + base));
       position += frame.length;
+    }
+  }
+
+  /** The bytes of a segment file from `from` to its current end. */
+  #readFrom(segment: number, from: number): Buffer {
+    const fd = openSync(join(this.dir, segmentName(segment)), 'r');
+    try {
+      const size = statSync(join(this.dir, segmentName(segment))).size;
+      const bytes = Buffer.allocUnsafe(Math.max(0, size - from));
+      let read = 0;
+      while (read < bytes.length) {
+        const n = readSync(fd, bytes, read, bytes.length - read, from + read);
+        if (n === 0) break;
+        read += n;
+      }
+      return bytes.subarray(0, read);
+    } finally {
+      closeSync(fd);
     }
   }
 
@@ -230,8 +252,8 @@ export class LogStore {
         this.#segment = n;
         this.#scanned = 0;
       }
-      const bytes = readFileSync(join(this.dir, segmentName(n)));
-      this.#scanned = this.#scan(n, bytes, this.#scanned);
+      // Only what was appended since the last look is read.
+      this.#scanned = this.#scan(n, this.#readFrom(n, this.#scanned), this.#scanned, this.#scanned);
     }
   }
 
