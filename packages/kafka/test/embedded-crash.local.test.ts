@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createEmbeddedBus, type LogBus } from '../src/index.js';
 import { CRASH_IN, CRASH_OUT, CRASH_WRITERS, RECORDS_PER_TX } from './support/crash-shape.js';
 import { drain, hasCode } from './support/waiting.js';
+import { encodeFrame, type FrameHeader } from '../src/embedded/frame.js';
 
 const CHILD = fileURLToPath(new URL('./support/crash-writer.js', import.meta.url));
 const ROUNDS = 12;
@@ -154,4 +155,25 @@ test('a torn or corrupt tail is cut at open; damage before the tail is INTEGRITY
   appendFileSync(join(dir, '999999999999.seg'), Buffer.alloc(0));
   await assert.rejects(read(), hasCode('INTEGRITY_FAILURE'));
   truncateSync(join(dir, '999999999999.seg'), 0);
+});
+
+test('a frame with a valid checksum that breaks the log (an offset going back, a header of another shape) is INTEGRITY_FAILURE, not a torn tail', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'embedded-forged-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const bus = createEmbeddedBus({ dir });
+  await bus.ensureTopics([{ name: 'forged', partitions: 1 }]);
+  await bus.publish([{ topic: 'forged', partition: 0, value: 'a' }, { topic: 'forged', partition: 0, value: 'b' }]);
+  await bus.close();
+  const segment = join(dir, readdirSync(dir).find((n) => n.endsWith('.seg')) ?? '');
+  const intact = readFileSync(segment);
+  const forgeries = [
+    encodeFrame({ kind: 'commit', transactionalId: null, epoch: 0, records: [{ topic: 'forged', partition: 0, offset: 0, timestamp: 1, key: null, headers: {}, size: 1 }], offsets: [] }, [Buffer.from('x')]),
+    encodeFrame({ kind: 'commit', transactionalId: null, epoch: 0, records: [{ topic: 'nowhere', partition: 0, offset: 2, timestamp: 1, key: null, headers: {}, size: 1 }], offsets: [] }, [Buffer.from('x')]),
+    encodeFrame({ kind: 'abort' } as unknown as FrameHeader),
+  ];
+  for (const forged of forgeries) {
+    writeFileSync(segment, Buffer.concat([intact, forged]));
+    await assert.rejects(createEmbeddedBus({ dir }).endOffsets('forged'), hasCode('INTEGRITY_FAILURE'));
+    assert.equal(statSync(segment).size, intact.length + forged.length, 'nothing is cut: it is not a torn tail');
+  }
 });

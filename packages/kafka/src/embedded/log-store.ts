@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, rea
 import { fdatasync, ftruncate, write } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
+import { LedgerError } from '@agent-ledger/refusals';
 import { WriterFencedError, integrityFailure, invalidArgument, unavailable } from '../errors.js';
 import { DirectoryLock } from './directory-lock.js';
 import { decodeFrame, encodeFrame, type FrameHeader, type StoredOffset, type StoredRecord } from './frame.js';
@@ -204,7 +205,13 @@ export class LogStore {
     for (;;) {
       const frame = decodeFrame(bytes, position);
       if (frame === null) return position + base;
-      this.#apply(frame.header, segment, frame.valueAt.map((v) => v + base));
+      try {
+        this.#apply(frame.header, segment, frame.valueAt.map((v) => v + base));
+      } catch (err) {
+        // A frame with a good checksum that does not say what this log writes: the log was edited, not torn.
+        if (err instanceof LedgerError) throw err;
+        throw integrityFailure(`segment ${segmentName(segment)} of ${this.dir}: the frame at byte ${position + base} is not one this log writes`, err);
+      }
       position += frame.length;
     }
   }
@@ -273,6 +280,9 @@ export class LogStore {
       case 'commit':
         for (const [i, r] of header.records.entries()) {
           const p = this.#partition(r.topic, r.partition);
+          if (!Number.isSafeInteger(r.offset) || r.offset < p.end || !Number.isSafeInteger(r.size) || r.size < 0) {
+            throw integrityFailure(`the log in ${this.dir} holds offset ${r.offset} of ${r.topic}/${r.partition} after offset ${p.end - 1}: offsets only grow`);
+          }
           p.records.push({ offset: r.offset, timestamp: r.timestamp, key: r.key, headers: r.headers, segment, position: valueAt[i] ?? 0, size: r.size });
           p.end = r.offset + 1;
           p.assigned = Math.max(p.assigned, p.end);
