@@ -12,6 +12,9 @@ import { decodeFrame, encodeFrame, type FrameHeader, type StoredOffset, type Sto
  * - `always` (the default): a commit resolves only after its frame was written
  *   and fdatasync'ed; frames queued while one sync runs share the next one
  *   (group commit). Survives power loss as far as the disk honours fsync.
+ *   Consumer offsets committed outside a transaction (at-least-once) are
+ *   written without a sync of their own: a power cut may lose the newest,
+ *   which redelivers a batch, never loses one.
  * - `never`: resolves once the frame is written to the file (the OS page
  *   cache): survives the death of the process (kill -9), not of the machine.
  */
@@ -549,7 +552,8 @@ export class LogStore {
       }
       if (built.length > 0) {
         try {
-          await this.#write(built.map((b) => b.frame));
+          // Offsets committed outside a transaction are at-least-once: losing the newest to a power cut only redelivers a batch, so they alone wait for no sync.
+          await this.#write(built.map((b) => b.frame), built.some((b) => b.header.kind !== 'offsets'));
         } catch (err) {
           this.#rollBackAssigned();
           const failure = unavailable(`writing the log in ${this.dir} failed: ${(err as Error).message}`, { cause: err, retryable: !this.#closed });
@@ -591,7 +595,7 @@ export class LogStore {
     this.#assignedTopics.clear();
   }
 
-  async #write(frames: readonly Buffer[]): Promise<void> {
+  async #write(frames: readonly Buffer[], sync: boolean): Promise<void> {
     if (this.#lock !== undefined && !this.#lock.check()) {
       throw new Error(`the lock of ${this.dir} was taken over by another process: this one is fenced`);
     }
@@ -603,7 +607,7 @@ export class LogStore {
     try {
       let written = 0;
       while (written < bytes.length) written += (await writeAsync(fd, bytes, written, bytes.length - written)).bytesWritten;
-      if (this.#fsync === 'always') {
+      if (this.#fsync === 'always' && sync) {
         await fdatasyncAsync(fd);
         this.stats.syncs += 1;
       }
