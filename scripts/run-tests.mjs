@@ -124,8 +124,8 @@ if (auto) {
   const count = (list, tier) => list.filter((f) => f.endsWith(`.${tier}.test.js`)).length;
   console.log(`run-tests: running ${TIERS.map((t) => `${t} ${count(selected, t)}`).join(', ')} files`);
   if (left.length > 0) {
-    const missing = Object.entries(up).filter(([, isUp]) => !isUp).map(([name]) => name).join(' and ');
-    console.log(`run-tests: LEFT OUT ${left.length} files that need ${missing}: ${left.map((f) => relative(root, f)).join(' ')}`);
+    const missing = Object.entries(up).filter(([, isUp]) => !isUp).map(([name]) => name).join(', ');
+    console.log(`run-tests: LEFT OUT ${left.length} files needing a service that did not answer (${missing}): ${left.map((f) => `${relative(root, f)} [${needs(f).join('+')}]`).join(' ')}`);
     if (process.env.LEDGER_TEST_REQUIRE_SERVICES === '1') {
       console.error('run-tests: LEDGER_TEST_REQUIRE_SERVICES=1: every suite must run');
       process.exit(1);
