@@ -40,6 +40,7 @@ export async function devCommand(options: { home?: string }): Promise<number> {
     process.once('SIGTERM', () => resolve(Exit.ok));
   });
   const code = await Promise.race([signalled, running.fatal.then(() => FENCED_EXIT)]);
-  await Promise.race([running.stop(), new Promise((resolve) => setTimeout(resolve, 15_000))]);
+  // A clean stop, bounded; the bound's timer must not keep the process alive once the stop is done.
+  await Promise.race([running.stop(), new Promise((resolve) => setTimeout(resolve, 15_000).unref())]);
   return code;
 }
