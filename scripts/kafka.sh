@@ -283,7 +283,6 @@ do_start() {
     fi
     return 0
   fi
-  do_install
   if port_open "$KAFKA_PORT"; then
     # A broker this script did not start already answers there (the user's own, another checkout's): use it, and never stop it.
     if metadata_ready; then
@@ -293,6 +292,8 @@ do_start() {
     die "127.0.0.1:$KAFKA_PORT is already in use by another process that is not a Kafka broker (set KAFKA_PORT, and LEDGER_KAFKA_BROKERS to match)"
   fi
   if port_open "$KAFKA_CONTROLLER_PORT"; then die "127.0.0.1:$KAFKA_CONTROLLER_PORT is already in use by another process (set KAFKA_CONTROLLER_PORT)"; fi
+  # Only a broker started here needs the jars (and the JDK and Maven to fetch them).
+  do_install
   mkdir -p "$STACK"
   [[ -s $LOG ]] && mv -f "$LOG" "$LOG.1"
   : >"$LOG"

@@ -20,3 +20,6 @@ export { LedgerTopic, refusalTopicName } from './topic-names.js';
 export { ledgerTopics } from './ledger-topics.js';
 export { loadTopicConfig, parseTopicConfig } from './topic-config.js';
 export type { TopicConfig, TopicSettings } from './topic-config.js';
+export { createEmbeddedBus, readEmbeddedLayout } from './embedded/bus.js';
+export type { EmbeddedBusOptions, EmbeddedLayout } from './embedded/bus.js';
+export type { FsyncPolicy } from './embedded/log-store.js';

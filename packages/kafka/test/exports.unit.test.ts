@@ -11,10 +11,12 @@ test('the package index exports exactly the documented names', () => {
     'UNREACHABLE_CODE',
     'WriterFencedError',
     'brokersFromEnv',
+    'createEmbeddedBus',
     'createKafkaBus',
     'ledgerTopics',
     'loadTopicConfig',
     'parseTopicConfig',
+    'readEmbeddedLayout',
     'refusalTopicName',
   ]);
 });

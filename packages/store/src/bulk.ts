@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { SqlClient, SqlPool, SqlResult } from './sql.js';
 import type { Column, TableSpec } from './rows.js';
 
 /**
@@ -106,7 +106,7 @@ export function addCountsPart<R>(params: StatementBuilder, spec: TableSpec<R>, c
  * Reads the stored rows whose single-column primary key is one of `keys`,
  * through a named (prepared once per connection) statement.
  */
-export async function loadRows<R>(client: pg.PoolClient, spec: TableSpec<R>, keys: ReadonlySet<string>): Promise<R[]> {
+export async function loadRows<R>(client: SqlClient, spec: TableSpec<R>, keys: ReadonlySet<string>): Promise<R[]> {
   if (keys.size === 0) return [];
   const [key] = spec.key;
   if (key === undefined || spec.key.length !== 1) throw new TypeError(`loadRows: ${spec.table} needs a single-column key`);
@@ -119,7 +119,7 @@ export async function loadRows<R>(client: pg.PoolClient, spec: TableSpec<R>, key
 }
 
 /** Inserts rows in a statement of their own, prepared once per connection under `name`. */
-export async function insertRows<R>(client: pg.PoolClient, spec: TableSpec<R>, rows: readonly R[], name: string): Promise<void> {
+export async function insertRows<R>(client: SqlClient, spec: TableSpec<R>, rows: readonly R[], name: string): Promise<void> {
   if (rows.length === 0) return;
   const params = new StatementBuilder();
   const text = insertPart(params, spec, rows);

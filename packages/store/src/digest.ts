@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import type { SqlClient, SqlPool, SqlResult } from './sql.js';
 
 /**
  * The tables a rebuild must reproduce, each with its primary key (the dump
@@ -29,7 +29,7 @@ const PAGE_ROWS = 5000;
  * REPEATABLE READ snapshot, with the session settings that shape the text
  * (time zone, float digits) pinned, so equal tables give equal digests.
  */
-export async function projectionDigest(pool: pg.Pool): Promise<string> {
+export async function projectionDigest(pool: SqlPool): Promise<string> {
   const hash = createHash('sha256');
   const client = await pool.connect();
   try {
@@ -68,6 +68,6 @@ export async function projectionDigest(pool: pg.Pool): Promise<string> {
  * Empties every projection table and the stored offsets, so the projector
  * rebuilds from offset 0. Halts are cleared with the rest.
  */
-export async function resetProjection(pool: pg.Pool): Promise<void> {
+export async function resetProjection(pool: SqlPool): Promise<void> {
   await pool.query(`TRUNCATE ${[...PROJECTION_TABLES.map((t) => t.table), 'projector_offsets'].join(', ')}`);
 }

@@ -32,3 +32,6 @@ export type {
   RefusalCountRow,
   RefusalRow,
 } from './rows.js';
+export { hasNotifications } from './sql.js';
+export type { SqlClient, SqlNotifications, SqlPool, SqlQueryConfig, SqlQueryable, SqlResult } from './sql.js';
+export { openPglitePool } from './pglite.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type pg from 'pg';
+import type { SqlClient, SqlPool, SqlResult } from './sql.js';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 
 /** The migrations shipped with the package: `packages/store/migrations`, from `dist/src/`. */
@@ -47,7 +47,7 @@ async function readMigrations(directory: string): Promise<MigrationFile[]> {
  * one another. A migration that changed after it was applied is refused with
  * INTEGRITY_FAILURE: the schema would no longer be what the files say.
  */
-export async function migrate(pool: pg.Pool, options: { directory?: string } = {}): Promise<void> {
+export async function migrate(pool: SqlPool, options: { directory?: string } = {}): Promise<void> {
   const migrations = await readMigrations(options.directory ?? MIGRATIONS_DIR);
   const client = await pool.connect();
   let broken = false;

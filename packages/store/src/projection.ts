@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { SqlClient, SqlPool, SqlResult } from './sql.js';
 import { ZERO_HASH, type Entry } from '@agent-ledger/core';
 import { LedgerError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
 import { StatementBuilder, addCountsPart, insertPart, insertRows, loadRows, updatePart } from './bulk.js';
@@ -76,7 +76,7 @@ function linkChunkOf(batchSize: number): number {
 function ignore(): void {}
 
 /** Inserts `entries_seen` rows through a statement prepared once per connection. */
-function insertEntriesSeen(client: pg.PoolClient, rows: readonly EntrySeenRow[]): Promise<unknown> {
+function insertEntriesSeen(client: SqlClient, rows: readonly EntrySeenRow[]): Promise<unknown> {
   return insertRows(client, ENTRIES_SEEN, rows, 'store_entries_seen');
 }
 
@@ -134,9 +134,9 @@ function isConstraintViolation(err: unknown): boolean {
  * the source offset it brings the consumer to.
  */
 export class Projection {
-  readonly #pool: pg.Pool;
+  readonly #pool: SqlPool;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: SqlPool) {
     this.#pool = pool;
   }
 
@@ -173,7 +173,7 @@ export class Projection {
         );
         opening.catch(ignore); // awaited below; this only keeps a rejection from counting as unhandled meanwhile
         const firstHashes = hashEntries(entries.slice(0, linkChunkOf(entries.length)));
-        const results = (await opening) as unknown as pg.QueryResult[];
+        const results = (await opening) as unknown as SqlResult[];
         const stored = readHead(results[2]?.rows[0] as Record<string, unknown> | undefined);
         if (stored.halted !== null) throw haltedError(ledgerPartition, stored.halted);
         const linked = await this.#link(client, ledgerPartition, stored, entries, firstHashes);
@@ -240,7 +240,7 @@ export class Projection {
    * On a failure the rows already sent are left to the caller's ROLLBACK.
    */
   async #link(
-    client: pg.PoolClient,
+    client: SqlClient,
     partition: number,
     stored: VerifiedHead,
     entries: readonly Entry[],
@@ -279,7 +279,7 @@ export class Projection {
   }
 
   /** Stored hashes of the batch's entries that fall below the verified size (redeliveries). */
-  async #storedHashes(client: pg.PoolClient, partition: number, size: number, entries: readonly Entry[]): Promise<Map<number, string>> {
+  async #storedHashes(client: SqlClient, partition: number, size: number, entries: readonly Entry[]): Promise<Map<number, string>> {
     const indexes = [...new Set(entries.filter((e) => e.index < size).map((e) => e.index))];
     if (indexes.length === 0) return new Map();
     const result = await client.query<{ index: string; hash: string }>({
@@ -290,7 +290,7 @@ export class Projection {
     return new Map(result.rows.map((r) => [Number(r.index), r.hash]));
   }
 
-  async #load(client: pg.PoolClient, state: FoldState, lookups: Lookups): Promise<void> {
+  async #load(client: SqlClient, state: FoldState, lookups: Lookups): Promise<void> {
     for (const row of await loadRows(client, KEYS, lookups.keyIds)) state.keys.load(row.keyId, row);
     for (const row of await loadRows(client, GRANTS, lookups.grantIds)) state.grants.load(row.grantId, row);
     if (lookups.grantSubtrees.size > 0) {
@@ -338,7 +338,7 @@ export class Projection {
    * as data-modifying CTEs. The text depends on no value, so it is prepared
    * once per connection.
    */
-  async #write(client: pg.PoolClient, ledgerPartition: number, state: FoldState, head: VerifiedHead | null, source: SourceOffset): Promise<void> {
+  async #write(client: SqlClient, ledgerPartition: number, state: FoldState, head: VerifiedHead | null, source: SourceOffset): Promise<void> {
     const params = new StatementBuilder();
     // Buckets in key order: concurrent applies of different partitions then lock shared buckets in one order (no deadlock).
     const buckets = [...state.refusalCounts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);

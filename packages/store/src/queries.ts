@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { SqlClient, SqlPool, SqlQueryable, SqlResult } from './sql.js';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import {
   ENFORCEMENT_RECORDS,
@@ -33,7 +33,7 @@ function checkInstant(at: Date, name: string): string {
  * Confirmation requests still waiting for an answer, earliest deadline first.
  * With `now`, only those whose deadline is later than `now`.
  */
-export async function listPending(pool: pg.Pool, options: { now?: Date; limit: number }): Promise<ApprovalRow[]> {
+export async function listPending(pool: SqlPool, options: { now?: Date; limit: number }): Promise<ApprovalRow[]> {
   const limit = checkLimit(options.limit);
   const now = options.now === undefined ? null : checkInstant(options.now, 'now');
   const result = await pool.query(
@@ -50,7 +50,7 @@ export async function listPending(pool: pg.Pool, options: { now?: Date; limit: n
  * only grants in force at that instant: cosigned, not revoked, and
  * `notBefore <= activeAt < expiry` (the reauthorized expiry when there is one).
  */
-export async function listGrants(pool: pg.Pool, options: { agentId?: string; activeAt?: Date } = {}): Promise<GrantRow[]> {
+export async function listGrants(pool: SqlPool, options: { agentId?: string; activeAt?: Date } = {}): Promise<GrantRow[]> {
   const activeAt = options.activeAt === undefined ? null : checkInstant(options.activeAt, 'activeAt');
   const result = await pool.query(
     `SELECT * FROM grants
@@ -64,7 +64,7 @@ export async function listGrants(pool: pg.Pool, options: { agentId?: string; act
 }
 
 /** Refusal counts per minute and code, oldest minute first; with `sinceMinute`, from that minute on. */
-export async function refusalMetrics(pool: pg.Pool, options: { sinceMinute?: Date } = {}): Promise<RefusalCountRow[]> {
+export async function refusalMetrics(pool: SqlPool, options: { sinceMinute?: Date } = {}): Promise<RefusalCountRow[]> {
   const since = options.sinceMinute === undefined ? null : checkInstant(options.sinceMinute, 'sinceMinute');
   const result = await pool.query(
     `SELECT * FROM refusal_metrics WHERE ($1::timestamptz IS NULL OR minute >= $1::timestamptz) ORDER BY minute, code`,
@@ -74,7 +74,7 @@ export async function refusalMetrics(pool: pg.Pool, options: { sinceMinute?: Dat
 }
 
 /** A pool or one of its connections (inside a transaction). */
-type Queryable = Pick<pg.PoolClient, 'query'>;
+type Queryable = SqlQueryable;
 
 async function finalDecision(db: Queryable, proposalHash: string): Promise<EnforcementRow | null> {
   const result = await db.query(
@@ -90,12 +90,12 @@ async function finalDecision(db: Queryable, proposalHash: string): Promise<Enfor
  * The latest final decision about a proposal (outcome allow, block or deny;
  * a `verify_first` is not final), with its code and entry position, or null.
  */
-export async function decisionFor(pool: pg.Pool, proposalHash: string): Promise<EnforcementRow | null> {
+export async function decisionFor(pool: SqlPool, proposalHash: string): Promise<EnforcementRow | null> {
   return finalDecision(pool, proposalHash);
 }
 
 /** Enforcement records (one per decision), newest first; with `agentId`, that agent's only. */
-export async function enforcementRecords(pool: pg.Pool, options: { agentId?: string; limit: number }): Promise<EnforcementRow[]> {
+export async function enforcementRecords(pool: SqlPool, options: { agentId?: string; limit: number }): Promise<EnforcementRow[]> {
   const limit = checkLimit(options.limit);
   const result = await pool.query(
     `SELECT * FROM enforcement_records WHERE ($1::text IS NULL OR agent_id = $1::text)
@@ -146,7 +146,7 @@ function checkGrantId(grantId: string): string {
 }
 
 /** Runs `read` in one read-only REPEATABLE READ snapshot, so a trail's parts agree with one another. */
-async function inSnapshot<T>(pool: pg.Pool, read: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+async function inSnapshot<T>(pool: SqlPool, read: (client: SqlClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
@@ -165,7 +165,7 @@ async function inSnapshot<T>(pool: pg.Pool, read: (client: pg.PoolClient) => Pro
 }
 
 /** The grant, then its parent, up to the root (at most {@link MAX_GRANT_CHAIN} + 1), each with its events. */
-async function chainOf(client: pg.PoolClient, grantId: string): Promise<GrantSummary[]> {
+async function chainOf(client: SqlClient, grantId: string): Promise<GrantSummary[]> {
   const grants = await client.query(
     `WITH RECURSIVE chain AS (
        SELECT g.*, 0 AS depth FROM grants AS g WHERE g.grant_id = $1
@@ -204,7 +204,7 @@ async function chainOf(client: pg.PoolClient, grantId: string): Promise<GrantSum
  * (counted by outcome; the records oldest first, at most `decisionLimit`,
  * default 1000). Null when no such grant was proposed.
  */
-export async function grantTrail(pool: pg.Pool, grantId: string, options: { decisionLimit?: number } = {}): Promise<GrantTrail | null> {
+export async function grantTrail(pool: SqlPool, grantId: string, options: { decisionLimit?: number } = {}): Promise<GrantTrail | null> {
   checkGrantId(grantId);
   const limit = checkLimit(options.decisionLimit ?? 1000);
   return inSnapshot(pool, async (client) => {
@@ -250,7 +250,7 @@ export async function grantTrail(pool: pg.Pool, grantId: string, options: { deci
  * parent, up to the root grant. The chain is empty when the decision cited
  * no grant. Null when the proposal has no final decision.
  */
-export async function decisionTrail(pool: pg.Pool, proposalHash: string): Promise<DecisionTrail | null> {
+export async function decisionTrail(pool: SqlPool, proposalHash: string): Promise<DecisionTrail | null> {
   if (typeof proposalHash !== 'string' || !/^[0-9a-f]{64}$/.test(proposalHash)) {
     throw new LedgerError(ReasonCode.SCHEMA_INVALID, 'a proposal is named by its 64-hex statement hash');
   }

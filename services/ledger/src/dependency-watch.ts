@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { SqlPool } from '@agent-ledger/store';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { LogBus } from '@agent-ledger/kafka';
 
@@ -35,7 +35,7 @@ function codeOf(err: unknown): string {
 export class DependencyWatch {
   readonly #bus: LogBus;
   /** Undefined in a process whose roles do not use Postgres: only the broker is probed. */
-  readonly #pool: pg.Pool | undefined;
+  readonly #pool: SqlPool | undefined;
   readonly #topic: string;
   readonly #log: (message: string) => void;
   readonly #status: Record<'broker' | 'postgres', DependencyStatus> = { broker: { up: true }, postgres: { up: true } };
@@ -44,7 +44,7 @@ export class DependencyWatch {
   #timer: NodeJS.Timeout | undefined;
   #probing = false;
 
-  constructor(bus: LogBus, pool: pg.Pool | undefined, probeTopic: string, log: (message: string) => void) {
+  constructor(bus: LogBus, pool: SqlPool | undefined, probeTopic: string, log: (message: string) => void) {
     this.#bus = bus;
     this.#pool = pool;
     this.#topic = probeTopic;
@@ -81,7 +81,7 @@ export class DependencyWatch {
     try {
       await Promise.all([
         this.#check('broker', () => withTimeout(this.#bus.endOffsets(this.#topic), PROBE_TIMEOUT_MS, 'the broker')),
-        ...(this.#pool === undefined ? [] : [this.#check('postgres', () => withTimeout((this.#pool as pg.Pool).query('SELECT 1'), PROBE_TIMEOUT_MS, 'Postgres'))]),
+        ...(this.#pool === undefined ? [] : [this.#check('postgres', () => withTimeout((this.#pool as SqlPool).query('SELECT 1'), PROBE_TIMEOUT_MS, 'Postgres'))]),
       ]);
     } finally {
       this.#probing = false;

@@ -51,6 +51,12 @@ export const ConfigSchema = z.strictObject({
       maxBacklogMs: z.number().int().min(100).max(3_600_000).optional(),
     })
     .optional(),
+  /**
+   * Where the log and the projection live: `kafka` (absent: the Kafka brokers
+   * and the Postgres URL above; `ledger serve`) or `embedded` (`log/` and `pg/`
+   * in this directory, one process; `ledger dev`).
+   */
+  storage: z.enum(['kafka', 'embedded']).optional(),
   /** Chat approval channels of the notify role (absent: approvals by CLI and web page only). */
   channels: ChannelsConfigSchema.optional(),
   /**
@@ -173,7 +179,7 @@ export function readGrantPolicy(path: string): NonNullable<BodyOf<'genesis'>['gr
  */
 export function initHome(
   dir: string,
-  options: { origin?: string; eventPartitions?: number; force?: boolean; topicPrefix?: string; pgUrl?: string; apiPort?: number; grantPolicy?: BodyOf<'genesis'>['grantPolicy'] } = {},
+  options: { origin?: string; eventPartitions?: number; force?: boolean; topicPrefix?: string; pgUrl?: string; apiPort?: number; grantPolicy?: BodyOf<'genesis'>['grantPolicy']; storage?: 'kafka' | 'embedded' } = {},
 ): LedgerHome {
   if (LedgerHome.exists(dir) && options.force !== true) return LedgerHome.open(dir);
   mkdirSync(join(dir, 'keys'), { recursive: true });
@@ -211,6 +217,7 @@ export function initHome(
     pgUrl: options.pgUrl ?? `postgres://postgres@127.0.0.1:5432/ledger_${installation}`,
     apiPort: options.apiPort ?? 8787,
     topicPrefix: options.topicPrefix ?? `ledger-${installation}`,
+    ...(options.storage === 'embedded' ? { storage: 'embedded' as const } : {}),
   };
   writeFileSync(join(dir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
   writeFileSync(join(dir, 'trust-root.json'), formatTrustRoot(trustRoot));

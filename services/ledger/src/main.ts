@@ -7,6 +7,8 @@ import { trustCommand, type TrustOptions } from './commands/trust.js';
 import { schemasCommand } from './commands/schemas.js';
 import { verifyChainCommand } from './commands/verify-chain.js';
 import { exportCommand } from './commands/export.js';
+import { devCommand } from './commands/dev.js';
+import { moveToKafkaCommand } from './commands/move-to-kafka.js';
 import { driveCommand, initCommand, serveCommand } from './commands/live.js';
 import { gateEvaluateCommand } from './commands/gate-evaluate.js';
 import { gateBenchCommand } from './commands/gate-bench.js';
@@ -139,6 +141,20 @@ program
   .option('--home <dir>', 'installation directory')
   .option('--target <role...>', 'roles to run', ['all'])
   .action(run((opts: { home?: string; target: string[] }) => serveCommand(opts)));
+
+program
+  .command('dev')
+  .description('run the whole ledger in this one process on an embedded log and an embedded Postgres under the installation directory (created when missing); nothing but Node needed')
+  .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
+  .action(run((opts: { home?: string }) => devCommand(opts)));
+
+program
+  .command('move-to-kafka')
+  .description('move an embedded installation (ledger dev, stopped) to Kafka and Postgres: its log replayed into the topics byte for byte, consumer offsets translated, the configuration switched; then run ledger serve')
+  .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
+  .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the configuration\'s, or LEDGER_KAFKA_BROKERS)')
+  .option('--pg-url <url>', 'PostgreSQL URL for the projection (default: the configuration\'s, or LEDGER_PG_URL)')
+  .action(run((opts: { home?: string; brokers?: string; pgUrl?: string }) => moveToKafkaCommand(opts)));
 
 program
   .command('export')

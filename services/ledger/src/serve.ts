@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
 import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Registry, Counter, Gauge } from 'prom-client';
 import { collectProcessMetrics } from './api/operator-metrics.js';
 import { createKafkaBus, type LogBus, WriterFencedError } from '@agent-ledger/kafka';
-import { createPool, ensureDatabase, isPostgresUnavailable, migrate } from '@agent-ledger/store';
+import { createPool, ensureDatabase, isPostgresUnavailable, migrate, type SqlPool } from '@agent-ledger/store';
 import { AuthorityFollower } from './authority-follower.js';
 import { buildApi, DEFAULT_RATE_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT } from './api/server.js';
 import { rateSettingsFrom, type RateSettings } from './api/rate-limit.js';
@@ -34,7 +33,7 @@ export type ServeRole = (typeof ROLES)[number];
 /** A running ledger process: its parts and how to stop them. */
 export interface RunningLedger {
   readonly bus: LogBus;
-  readonly pool: pg.Pool;
+  readonly pool: SqlPool;
   readonly sequencers: PartitionSequencer[];
   readonly follower: AuthorityFollower;
   readonly gate: GateWorker | undefined;
@@ -144,10 +143,21 @@ function countedBy(registry: Registry, name: string, help: string, value: () => 
  * created here (topics from deploy/topics.json, database and migrations),
  * and the genesis is submitted to intake if the authority log is empty.
  */
-export async function serve(home: LedgerHome, roles: readonly ServeRole[], options: { sequencerPartitions?: readonly number[] } = {}): Promise<RunningLedger> {
+export async function serve(
+  home: LedgerHome,
+  roles: readonly ServeRole[],
+  options: {
+    sequencerPartitions?: readonly number[];
+    /** The log and database to use instead of the configured Kafka and Postgres (`ledger dev`: embedded); `stop` closes them. */
+    storage?: { readonly bus: LogBus; readonly pool: SqlPool };
+  } = {},
+): Promise<RunningLedger> {
   const config = home.config;
   const topics = topicNames(config.topicPrefix);
-  const bus = createKafkaBus({ brokers: config.kafkaBrokers, clientId: `${topics.prefix}-${roles.join('-')}-${process.pid}` });
+  if (options.storage === undefined && config.storage === 'embedded') {
+    throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `${home.dir} keeps its log and database embedded: run it with ledger dev (or move it to Kafka and Postgres with ledger move-to-kafka)`);
+  }
+  const bus = options.storage?.bus ?? createKafkaBus({ brokers: config.kafkaBrokers, clientId: `${topics.prefix}-${roles.join('-')}-${process.pid}` });
   // A broker or Postgres that is not up yet (both restarting with the host) is waited for, with back-off.
   await retrying('broker', log, async () => {
     await bus.ensureTopics(topicSpecs(topics, config.eventPartitions));
@@ -155,12 +165,12 @@ export async function serve(home: LedgerHome, roles: readonly ServeRole[], optio
   });
   // A connection whose backend is terminated (pg_terminate_backend, a restart) fails its query and is dropped; never an unhandled 'error'.
   const usesPostgres = roles.includes('api') || roles.includes('projector');
-  const pool = createPool(config.pgUrl, { max: 10, onError: (err) => log(`postgres: connection lost: ${err.message}`) });
+  const pool = options.storage?.pool ?? createPool(config.pgUrl, { max: 10, onError: (err) => log(`postgres: connection lost: ${err.message}`) });
   try {
     // Only the API and the projector use Postgres: a sequencer, gate or timer process starts without waiting for it.
     if (usesPostgres) {
       await retrying('postgres', log, async () => {
-        await ensureDatabase(config.pgUrl);
+        if (options.storage === undefined) await ensureDatabase(config.pgUrl);
         await migrate(pool);
       }, isPostgresUnavailable);
     }

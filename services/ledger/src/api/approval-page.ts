@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import type pg from 'pg';
 import { Hash } from '@agent-ledger/core';
+import type { SqlPool } from '@agent-ledger/store';
 import type { LogIndex } from './log-index.js';
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { badArgument, errorBody, notFound } from './errors.js';
 
 /** What the approval routes need from the API process. */
 export interface ApprovalRouteDeps {
-  readonly pool: pg.Pool;
+  readonly pool: SqlPool;
   readonly logIndex: LogIndex;
 }
 
@@ -164,7 +164,7 @@ const MAX_STREAMS = 256;
  * one more approver, or timed out). One poller serves every open stream: one
  * query a second while any page is open, none otherwise.
  */
-function registerPendingStream(app: FastifyInstance, pool: pg.Pool): void {
+function registerPendingStream(app: FastifyInstance, pool: SqlPool): void {
   const streams = new Set<(event: string) => void>();
   let last = '';
   let poller: NodeJS.Timeout | undefined;

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DECISION_CHANNEL } from '@agent-ledger/store';
+import { DECISION_CHANNEL, type SqlNotifications } from '@agent-ledger/store';
 
 /** Back-off between reconnection attempts: doubles from the first to the last. */
 const RETRY_FIRST_MS = 100;
@@ -17,7 +17,9 @@ export type DecisionWake = (proposal: string) => void;
  * decision from the projection.
  */
 export class DecisionListener {
-  readonly #connectionString: string;
+  /** A Postgres URL (a dedicated LISTEN connection), or an embedded database that notifies in the process. */
+  readonly #source: string | SqlNotifications;
+  #unlisten: (() => Promise<void>) | undefined;
   readonly #onDecision: DecisionWake;
   readonly #onReconnect: () => void;
   readonly #log: (message: string) => void;
@@ -29,8 +31,8 @@ export class DecisionListener {
   /** Connections lost since start (shown on /metrics). */
   losses = 0;
 
-  constructor(connectionString: string, onDecision: DecisionWake, options: { onReconnect: () => void; log: (message: string) => void }) {
-    this.#connectionString = connectionString;
+  constructor(source: string | SqlNotifications, onDecision: DecisionWake, options: { onReconnect: () => void; log: (message: string) => void }) {
+    this.#source = source;
     this.#onDecision = onDecision;
     this.#onReconnect = options.onReconnect;
     this.#log = options.log;
@@ -48,7 +50,14 @@ export class DecisionListener {
 
   async #connect(): Promise<void> {
     if (this.#stopped) return;
-    const client = new pg.Client({ connectionString: this.#connectionString, connectionTimeoutMillis: 10_000 });
+    if (typeof this.#source !== 'string') {
+      // In the process there is no connection to lose: subscribe once.
+      this.#unlisten = await this.#source.listen(DECISION_CHANNEL, (payload) => this.#onDecision(payload));
+      this.#connected = true;
+      this.#onReconnect();
+      return;
+    }
+    const client = new pg.Client({ connectionString: this.#source, connectionTimeoutMillis: 10_000 });
     this.#client = client;
     let lost = false;
     const onLost = (reason: string): void => {
@@ -103,5 +112,8 @@ export class DecisionListener {
     this.#client = undefined;
     this.#connected = false;
     if (client !== undefined) await client.end().catch(() => undefined);
+    const unlisten = this.#unlisten;
+    this.#unlisten = undefined;
+    if (unlisten !== undefined) await unlisten().catch(() => undefined);
   }
 }

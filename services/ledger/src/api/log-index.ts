@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { SqlPool } from '@agent-ledger/store';
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { bytesEqual, fromHex, interiorHash, rootFromLeafHashes, toBase64, type Entry } from '@agent-ledger/core';
 import type { LogBus, Subscription } from '@agent-ledger/kafka';
@@ -241,7 +241,7 @@ export interface IndexStart {
 export class LogIndex {
   readonly #bus: LogBus;
   readonly #topics: TopicNames;
-  readonly #pool: pg.Pool | undefined;
+  readonly #pool: SqlPool | undefined;
   readonly #partitions = new Map<number, PartitionIndex>();
   readonly #observers: EntryObserver[] = [];
   /** Callers waiting for a checkpoint of a partition to reach a size. */
@@ -255,7 +255,7 @@ export class LogIndex {
   /** How the last start went. */
   started: IndexStart | undefined;
 
-  constructor(bus: LogBus, topics: TopicNames, options: { cacheSize?: number; pool?: pg.Pool; chunkSize?: number } = {}) {
+  constructor(bus: LogBus, topics: TopicNames, options: { cacheSize?: number; pool?: SqlPool; chunkSize?: number } = {}) {
     this.#bus = bus;
     this.#topics = topics;
     this.#pool = options.pool;
@@ -298,7 +298,7 @@ export class LogIndex {
    * one REPEATABLE READ snapshot per partition (head, stored offset and
    * `entries_seen` agree: the projector writes them in one transaction).
    */
-  async #loadFromProjection(pool: pg.Pool): Promise<Map<number, number>> {
+  async #loadFromProjection(pool: SqlPool): Promise<Map<number, number>> {
     const loaded = new Map<number, number>();
     const heads = await pool.query<{ partition: number }>('SELECT partition FROM partition_heads ORDER BY partition');
     // Partitions load side by side, each in its own snapshot.
@@ -320,7 +320,7 @@ export class LogIndex {
    * and returns the Kafka offset stored with them (undefined when the
    * projection holds none), all from one snapshot.
    */
-  async #loadPartition(pool: pg.Pool, partition: number, tree: ChunkedTree): Promise<string | undefined> {
+  async #loadPartition(pool: SqlPool, partition: number, tree: ChunkedTree): Promise<string | undefined> {
     const { topic, partition: kp } = entryLocation(this.#topics, partition);
     const client = await pool.connect();
     try {

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { SqlPool } from '@agent-ledger/store';
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { statementHash, type Entry } from '@agent-ledger/core';
 import type { LogIndex } from './log-index.js';
@@ -43,7 +43,7 @@ export class OperatorMetrics {
   readonly latency: Histogram<'answer'>;
   /** Confirmation-fatigue signals on the log (SPEC.md: grant.suggested, approval.rushed). */
   readonly fatigue: Counter<'signal'>;
-  readonly #pool: pg.Pool;
+  readonly #pool: SqlPool;
   readonly #logIndex: LogIndex;
   /** Request statement hash -> its sequencedAt (Unix ms). */
   readonly #requested = new Map<string, number>();
@@ -51,7 +51,7 @@ export class OperatorMetrics {
   readonly #eventPartitions: number;
 
   /** `eventPartitions`: the installation's event partitions; every ledger partition 0..N is reported, written to or not. */
-  constructor(registry: Registry, pool: pg.Pool, logIndex: LogIndex, eventPartitions = 0) {
+  constructor(registry: Registry, pool: SqlPool, logIndex: LogIndex, eventPartitions = 0) {
     this.#eventPartitions = eventPartitions;
     this.#pool = pool;
     this.#logIndex = logIndex;

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type pg from 'pg';
 import { Registry, Counter, Gauge, Histogram } from 'prom-client';
 import { LedgerError, OperationalCode, OperationalError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
 import {
@@ -23,10 +22,12 @@ import {
   decisionTrail,
   enforcementRecords,
   grantTrail,
+  hasNotifications,
   listGrants,
   listPending,
   postgresError,
   refusalMetrics,
+  type SqlPool,
 } from '@agent-ledger/store';
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { TopicNames } from '../topics.js';
@@ -47,8 +48,8 @@ import { registerDashboardRoutes } from './web/dashboard.js';
 /** What the API needs from the rest of the process. */
 export interface ApiDeps {
   readonly bus: LogBus;
-  readonly pool: pg.Pool;
-  /** The Postgres URL: the decision listener holds its own connection. */
+  readonly pool: SqlPool;
+  /** The Postgres URL: the decision listener holds its own connection (an embedded database notifies in the process instead). */
   readonly pgUrl: string;
   readonly follower: AuthorityFollower;
   readonly logIndex: LogIndex;
@@ -215,7 +216,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   // Decision long-poll: one LISTEN connection wakes every waiter of a proposal.
   const waiters = new Map<string, Set<() => void>>();
   const listener = new DecisionListener(
-    deps.pgUrl,
+    hasNotifications(deps.pool) ? deps.pool : deps.pgUrl,
     (proposal) => {
       const set = waiters.get(proposal);
       if (set !== undefined) for (const wake of set) wake();

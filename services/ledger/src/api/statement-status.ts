@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { SqlPool } from '@agent-ledger/store';
 import type { ReasonCode } from '@agent-ledger/refusals';
 
 /** What the API can say about a statement it accepted (`GET /v1/statements/:id`). */
@@ -133,7 +133,7 @@ export class StatementTracker {
  * `intake.rejected` entry names the input's hash, which only the API that
  * published the bytes can match).
  */
-export async function sequencedStatus(pool: pg.Pool, id: string): Promise<StatementStatus | undefined> {
+export async function sequencedStatus(pool: SqlPool, id: string): Promise<StatementStatus | undefined> {
   const result = await pool.query<{ partition: number; index: string }>('SELECT partition, index FROM entries_seen WHERE statement_id = $1 ORDER BY partition, index LIMIT 1', [id]);
   const row = result.rows[0];
   return row === undefined ? undefined : { status: 'admitted', partition: row.partition, index: Number(row.index) };

@@ -1,6 +1,6 @@
-import { createKafkaBus } from '@agent-ledger/kafka';
 import { MerkleAccumulator, fromHex, nodeEd25519, sequencerNoteSigner, toBase64, type Entry } from '@agent-ledger/core';
 import { BundleFileWriter } from '../bundle-writer.js';
+import { readingBus } from '../dev-storage.js';
 import { Exit } from '../cli-error.js';
 import { parseEntry } from '../gate/gate-worker.js';
 import { LedgerHome } from '../home.js';
@@ -15,7 +15,7 @@ import { entryLocation, topicNames } from '../topics.js';
  */
 export async function exportCommand(options: { out: string; home?: string }): Promise<number> {
   const home = LedgerHome.open(options.home);
-  const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: `ledger-export-${process.pid}` });
+  const bus = readingBus(home, `ledger-export-${process.pid}`);
   const partitions = home.config.eventPartitions + 1;
   const topics = topicNames(home.config.topicPrefix);
   const writer = new BundleFileWriter(options.out, home.trustRoot.origin, partitions);

@@ -168,9 +168,9 @@ export function keyListCommand(options: { readonly home?: string; readonly json?
   return runAdmin(options.json, async () => {
     if (options.principal !== undefined && !Principal.safeParse(options.principal).success) throw badArgument(`--principal takes kind:name, not ${options.principal}`);
     const home = lazyHome(options.home)();
-    const { createKafkaBus } = await import('@agent-ledger/kafka');
+    const { readingBus } = await import('../dev-storage.js');
     // The broker's own log lines stay quiet: a failure is reported once, typed.
-    const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: `ledger-keys-${process.pid}`, logLevel: 'nothing' });
+    const bus = readingBus(home, `ledger-keys-${process.pid}`);
     const state = new AuthorityState(home.trustRoot);
     const records = bus.readRange(topicNames(home.config.topicPrefix).authority, 0, '0')[Symbol.asyncIterator]();
     try {

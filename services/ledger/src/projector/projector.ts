@@ -1,8 +1,7 @@
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import type { Entry } from '@agent-ledger/core';
 import type { LogBus, Subscription } from '@agent-ledger/kafka';
-import { Projection } from '@agent-ledger/store';
-import type pg from 'pg';
+import { Projection, type SqlPool } from '@agent-ledger/store';
 import { parseEntry } from '../gate/gate-worker.js';
 import { entryLocation, ledgerPartitionOf, type TopicNames } from '../topics.js';
 
@@ -23,7 +22,7 @@ export class Projector {
   readonly halted = new Map<number, string>();
   readonly counters = { applied: 0, batches: 0 };
 
-  constructor(bus: LogBus, pool: pg.Pool, eventPartitions: number, topics: TopicNames) {
+  constructor(bus: LogBus, pool: SqlPool, eventPartitions: number, topics: TopicNames) {
     this.#bus = bus;
     this.#topics = topics;
     this.#projection = new Projection(pool);

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import type pg from 'pg';
+import type { SqlPool } from '@agent-ledger/store';
 import type { OperatorMetrics } from '../operator-metrics.js';
 import { APPROVAL_LATENCY_BUCKETS } from '../operator-metrics.js';
 
 /** What the operator pages read. */
 export interface DashboardDeps {
-  readonly pool: pg.Pool;
+  readonly pool: SqlPool;
   readonly metrics: OperatorMetrics;
   readonly origin: string;
   readonly health: () => Promise<{ ok: boolean; detail: Record<string, unknown> }>;

@@ -1,0 +1,112 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createEmbeddedBus, createKafkaBus, readEmbeddedLayout, type InRecord, type LogBus, type OutRecord } from '@agent-ledger/kafka';
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { Exit, UsageError } from '../cli-error.js';
+import { embeddedPaths, isEmbedded } from '../dev-storage.js';
+import { LedgerHome } from '../home.js';
+
+/** Records published to Kafka per call. */
+const CHUNK = 200;
+
+async function readAll(bus: LogBus, topic: string, partition: number): Promise<InRecord[]> {
+  // A topic created a moment ago answers "no leader" until the controller elects one: retried while retryable.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const out: InRecord[] = [];
+      for await (const record of bus.readRange(topic, partition, '0')) out.push(record);
+      return out;
+    } catch (err) {
+      if (attempt >= 60 || (err as { retryable?: unknown }).retryable !== true) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+const sameRecord = (a: InRecord, b: InRecord): boolean =>
+  a.value.equals(b.value) && a.key === b.key && JSON.stringify(Object.entries(a.headers).sort()) === JSON.stringify(Object.entries(b.headers).sort());
+
+/**
+ * `ledger move-to-kafka`: moves an embedded installation (`ledger dev`) to
+ * Kafka and PostgreSQL. With `ledger dev` stopped (the log's lock is held for
+ * the whole move), every topic of the embedded log is created on the brokers
+ * and its records are published in order, partition by partition, keys,
+ * headers and values byte for byte (entries, chains, checkpoints, intake,
+ * refusal topics); every partition is read back and compared; each consumer
+ * group's committed offsets are translated to the Kafka offsets of the same
+ * records and committed, so no role redoes or skips work. Then the
+ * configuration says Kafka: `ledger serve` runs it (the projection is rebuilt
+ * into the new database from offset 0) and `verify-chain` passes across the
+ * move. An interrupted move runs again: records already on Kafka are checked
+ * to be the same, and the rest follow.
+ */
+export async function moveToKafkaCommand(options: { home?: string; brokers?: string; pgUrl?: string }): Promise<number> {
+  const home = LedgerHome.open(options.home);
+  if (!isEmbedded(home)) throw new UsageError(`${home.dir} already keeps its log on Kafka and Postgres (ledger serve)`);
+  const brokers = options.brokers === undefined ? home.config.kafkaBrokers : options.brokers.split(',').map((b) => b.trim()).filter((b) => b !== '');
+  const pgUrl = options.pgUrl ?? home.config.pgUrl;
+  const paths = embeddedPaths(home);
+  // Writable: takes the log's lock, so ledger dev cannot run (or start) during the move.
+  const source = createEmbeddedBus({ dir: paths.log });
+  const target = createKafkaBus({ brokers, clientId: `ledger-move-${process.pid}`, logLevel: 'nothing' });
+  const say = (line: string): void => void process.stdout.write(`${line}\n`);
+  try {
+    await source.ensureTopics([]);
+    const layout = await readEmbeddedLayout(paths.log);
+    await target.ensureTopics(layout.topics.map((t) => ({ name: t.name, partitions: t.partitions, config: t.config })));
+    /** Per topic and partition: the embedded offsets of the records, in order, and their Kafka offsets. */
+    const moved = new Map<string, { from: bigint[]; to: bigint[]; end: bigint }>();
+    let total = 0;
+    for (const topic of layout.topics) {
+      for (let partition = 0; partition < topic.partitions; partition++) {
+        const records = await readAll(source, topic.name, partition);
+        const already = await readAll(target, topic.name, partition);
+        if (already.length > records.length || already.some((r, i) => !sameRecord(r, records[i] as InRecord))) {
+          throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${topic.name}/${partition} on the brokers holds records that are not this log's: move into an empty topic (another topic prefix, or delete it)`);
+        }
+        const rest = records.slice(already.length);
+        for (let i = 0; i < rest.length; i += CHUNK) {
+          const chunk: OutRecord[] = rest.slice(i, i + CHUNK).map((r) => ({ topic: topic.name, partition, key: r.key, value: r.value, headers: r.headers }));
+          await target.publish(chunk);
+        }
+        const copied = await readAll(target, topic.name, partition);
+        if (copied.length !== records.length || copied.some((r, i) => !sameRecord(r, records[i] as InRecord))) {
+          throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${topic.name}/${partition}: what the brokers hold after the move differs from the embedded log (${copied.length} records for ${records.length})`);
+        }
+        const end = BigInt((await target.endOffsets(topic.name)).get(partition) ?? '0');
+        moved.set(`${topic.name}\0${partition}`, { from: records.map((r) => BigInt(r.offset)), to: copied.map((r) => BigInt(r.offset)), end });
+        total += records.length;
+      }
+    }
+    // Group offsets: the next record a group reads is the same record on both sides.
+    const writer = await target.writer(`${home.config.topicPrefix}-move`);
+    let groups = 0;
+    try {
+      for (const o of layout.groupOffsets) {
+        const partition = moved.get(`${o.topic}\0${o.partition}`);
+        if (partition === undefined) continue;
+        const next = BigInt(o.nextOffset);
+        const index = partition.from.findIndex((offset) => offset >= next);
+        const nextOffset = index < 0 ? partition.end : (partition.to[index] as bigint);
+        await writer.commit([], { groupId: o.groupId, topic: o.topic, partition: o.partition, nextOffset: nextOffset.toString() });
+        groups += 1;
+      }
+    } finally {
+      await writer.close();
+    }
+    // From now on the installation is on Kafka and Postgres.
+    const configPath = join(home.dir, 'config.json');
+    const config = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+    delete config['storage'];
+    config['kafkaBrokers'] = brokers;
+    config['pgUrl'] = pgUrl;
+    writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
+    say(`moved ${total} records of ${layout.topics.length} topics to ${brokers.join(',')} (read back and compared byte for byte) and ${groups} consumer-group offsets`);
+    say(`${home.dir}/config.json now names Kafka (${brokers.join(',')}) and Postgres (${pgUrl}); the embedded log and database stay in ${paths.log} and ${paths.database}`);
+    say(`next: npx ledger serve --target all --home ${home.dir}   (the projection is rebuilt from the log)`);
+    return Exit.ok;
+  } finally {
+    await target.close();
+    await source.close();
+  }
+}
