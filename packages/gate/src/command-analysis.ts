@@ -1,4 +1,5 @@
 import { hasOption, programName, readOptions, type Options } from './argv.js';
+import { analysis } from './analysis-version.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
 import { Findings, R } from './findings.js';
@@ -70,11 +71,49 @@ function isRemoteSpec(text: string): boolean {
   return /^(?:[^/\s:@]+@)?[a-z0-9][a-z0-9.-]*:/i.test(text) && !/^[a-z]+:\/\//i.test(text);
 }
 
+/** Headers that carry the caller's own credential to the service it calls (version 3: sending them is authentication, not exfiltration). */
+const AUTH_HEADER = /^\s*(?:authorization|proxy-authorization|x-api-key|api-key|apikey|x-auth-token|x-access-token|private-token|x-goog-api-key|x-github-token|x-gitlab-token|x-vault-token)\s*:/i;
+
 class Analysis {
+  /** Reading for rules version 3 (analysis-version.ts) rather than 2. */
+  readonly v3 = analysis.v3;
+  /** Version 3: the working directory after the `cd`s read so far (null: where the command starts). */
+  cwd: string | null = null;
+  /** Version 3: git remotes added earlier in the same command. */
+  readonly remotes = new Set<string>();
+
   constructor(
     readonly findings: Findings,
     readonly script: ScriptFacts,
   ) {}
+
+  /** Version 3: follows `cd`/`pushd`/`popd` so that later relative paths resolve where they will run. */
+  changeDirectory(argv: readonly Word[]): void {
+    const first = argv[0];
+    if (first === undefined || first.dynamic) return;
+    if (first.text === 'popd') {
+      this.cwd = '$unresolved';
+      return;
+    }
+    if (first.text !== 'cd' && first.text !== 'pushd' && first.text !== 'chdir') return;
+    const target = argv.slice(1).find((w) => w.text === '-' || !w.text.startsWith('-'));
+    if (target === undefined) {
+      this.cwd = '~';
+      return;
+    }
+    const text = target.text;
+    if (text === '-' || (target.dynamic && !/^\$\{?HOME\}?(?:\/|$)/.test(text))) this.cwd = '$unresolved';
+    else this.cwd = this.resolve(text);
+  }
+
+  /** A path as it will be reached from the tracked working directory (version 3); as written otherwise. */
+  resolve(raw: string): string {
+    const cwd = this.cwd;
+    if (cwd === null || raw === '' || raw.includes('://')) return raw;
+    const c = raw.charCodeAt(0);
+    if (c === 47 /* / */ || c === 126 /* ~ */ || c === 36 /* $ */) return raw;
+    return cwd === '/' ? `/${raw}` : `${cwd}/${raw}`;
+  }
 
   /** Parses and reads shell text at nesting `depth`. */
   shell(text: string, depth: number): void {
@@ -90,6 +129,7 @@ class Analysis {
     if (parsed.forkBomb) this.findings.add(R.forkBomb);
     for (const name of parsed.functions) if (COMMON_COMMANDS.has(name)) this.findings.add(R.alias);
     for (const cmd of parsed.commands) {
+      if (this.v3 && cmd.declaration === null) this.changeDirectory(cmd.argv);
       this.assignments(cmd.assigns, cmd.declaration !== null || cmd.argv.length === 0);
       this.command({ argv: cmd.declaration === null ? cmd.argv : [], redirects: cmd.redirects, pipeFrom: cmd.pipeFrom }, depth);
       if (cmd.declaration !== null) this.declaration(cmd.declaration, cmd.argv.slice(1));
@@ -166,7 +206,7 @@ class Analysis {
   }
 
   touch(raw: string, action: 'read' | 'write' | 'delete' | 'delete_tree'): void {
-    touchPath(this.findings, raw, action);
+    touchPath(this.findings, this.cwd === null ? raw : this.resolve(raw), action);
   }
 
   /** Generic reading of arguments: paths are read, URLs reached, `--opt=path` values read. */
@@ -203,6 +243,8 @@ class Analysis {
         this.findings.add(first.fetched ? R.remotePipeShell : first.decoded ? R.decoded : R.indirection);
         if (!first.indirect) return;
       }
+      // Version 3: a program named by a glob (`/bin/r?`, `/usr/bin/[r]m`) is whatever file matches at run time.
+      if (this.v3 && first.text !== '[' && first.text !== '[[' && /[*?[]/.test(first.text)) this.findings.add(R.indirection);
       // A file made earlier in the same command (downloaded or decoded), now run.
       if (first.text.includes('/') && this.script.produced.has(pathFacts(first.text).normal)) this.findings.add(R.downloadExec);
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
@@ -389,7 +431,8 @@ class Analysis {
       }
       case 'history': {
         if (args.some((w) => /^-[a-z]*[cdwr]/.test(w.text))) f.add(R.history);
-        else f.add(R.credentialFile);
+        // Version 3: listing one's own history (`history`, `history 20`) is what the user already sees.
+        else if (!(this.v3 && args.every((w) => /^\d+$/.test(w.text)))) f.add(R.credentialFile);
         return null;
       }
       case 'printenv': case 'export': case 'declare': case 'typeset': {
@@ -859,6 +902,9 @@ class Analysis {
         const o = readOptions(args, new Set(['m', 'mode', 'd', 'date', 'r', 'reference', 't', 'M', 'x', 'X', 'set-file', 'modify-file']));
         const operands = name === 'chgrp' ? o.operands.slice(1) : o.operands;
         for (const t of operands) this.touch(t.text, 'write');
+        if (this.v3 && name === 'chgrp' && hasOption(o, 'R', 'recursive') && operands.some((t) => (pathFacts(this.resolve(t.text)).classes & PathClass.root) !== 0)) f.add(R.systemDelete);
+        // Version 3: copying another file's times (touch -r), or setting them outside the project, forges timestamps.
+        if (this.v3 && name === 'touch' && (o.values.has('r') || o.values.has('reference') || (o.values.has('d') || o.values.has('date') || o.values.has('t')) && operands.some((t) => (pathFacts(this.resolve(t.text)).classes & PathClass.project) === 0))) f.add(R.attributes);
         if (name === 'mkfifo' && cmd.pipeFrom !== null) f.add(R.rawSocket);
         return;
       }
@@ -875,6 +921,7 @@ class Analysis {
         const o = readOptions(args, new Set(['reference', 'from']));
         const owner = o.operands[0]?.text ?? '';
         if (hasOption(o, 'R', 'recursive') && /^(?:root|0)(?::(?:root|0|wheel)?)?$/.test(owner)) f.add(R.chownRoot);
+        if (this.v3 && hasOption(o, 'R', 'recursive') && o.operands.slice(1).some((t) => (pathFacts(this.resolve(t.text)).classes & PathClass.root) !== 0)) f.add(R.systemDelete);
         for (const t of o.operands.slice(1)) this.touch(t.text, 'write');
         return;
       }
@@ -1099,7 +1146,7 @@ class Analysis {
           if (listing) {
             if ((facts.classes & PathClass.ledger) !== 0) f.add(R.ledgerFiles);
             if ((facts.classes & (PathClass.credential | PathClass.ssh)) !== 0 && (facts.normal.startsWith('~/.ssh') || facts.normal.startsWith('~/.aws') || facts.normal.startsWith('~/.gnupg'))) f.add(R.credentialSearch);
-          } else if (looksLikePath(t.text) || t.dynamic) this.touch(t.text, 'read');
+          } else if (looksLikePath(t.text) || t.dynamic || this.cwd !== null) this.touch(t.text, 'read');
         }
         return;
       }
@@ -1184,6 +1231,8 @@ class Analysis {
     const mode = symbolicModes[0] ?? o.operands[0]?.text ?? '';
     this.mode(mode);
     const targets = symbolicModes.length > 0 ? o.operands : o.operands.slice(1);
+    // Version 3: re-permissioning /, ~ or a top-level system tree recursively breaks the system as surely as deleting it.
+    if (this.v3 && hasOption(o, 'R', 'recursive') && targets.some((t) => (pathFacts(this.resolve(t.text)).classes & PathClass.root) !== 0)) this.findings.add(R.systemDelete);
     for (const t of targets) {
       const facts = pathFacts(t.text);
       if ((facts.classes & (PathClass.credential | PathClass.ssh)) !== 0 && /^(?:0?[46]00|u=rw?,go=|go-rwx|og-rwx|[ugoa]*-[rwx]+)$/.test(mode)) continue;
@@ -1360,7 +1409,8 @@ class Analysis {
       } else if (key === 'e' || key === 'execute') {
         if (wgetStyle && /^(?:use_proxy|http_proxy|https_proxy|robots)/i.test(text)) continue;
       } else if ((key === 'H' || key === 'header') && value.dynamic) {
-        dynamicData = true;
+        // Version 3: a token variable in an authentication header authenticates the caller; anything computed still counts.
+        if (!(this.v3 && AUTH_HEADER.test(text) && value.inner === '' && !value.fetched && !value.decoded)) dynamicData = true;
       }
       if ((key === 'E' || key === 'cert' || key === 'key' || key === 'certificate' || key === 'private-key') && looksLikePath(text)) continue;
     }
@@ -1394,9 +1444,11 @@ class Analysis {
         const out = args.findIndex((w) => w.text === '-out');
         if (out !== -1 && args[out + 1] !== undefined) this.script.produced.add(pathFacts((args[out + 1] as Word).text).normal);
       }
+      // Version 3: the input of x509, crl and verify is a certificate (public), whatever its file is named.
+      const certificate = this.v3 && /^(?:x509|crl|verify)$/.test(sub);
       for (let i = 0; i < args.length; i++) {
         const w = args[i] as Word;
-        if ((w.text === '-in' || w.text === '-inkey' || w.text === '-key') && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'read');
+        if ((w.text === '-in' && !certificate || w.text === '-inkey' || w.text === '-key') && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'read');
         if (w.text === '-out' && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'write');
       }
       return;
@@ -1511,6 +1563,11 @@ class Analysis {
     for (const w of args) if (w.text.startsWith('--defaults-file=') || w.text.startsWith('--defaults-extra-file=')) this.touch(w.text.slice(w.text.indexOf('=') + 1), 'read');
     const files = args.filter((w, i) => (i > 0 && /^(?:-f|--file|-i|--init-command)$/.test((args[i - 1] as Word).text)));
     for (const w of files) this.touch(w.text, 'read');
+    // Version 3: sqlite3's first operand is the database it opens (a browser's Login Data, a password manager's store).
+    if (this.v3 && name === 'sqlite3') {
+      const database = args.find((w) => !w.text.startsWith('-'));
+      if (database !== undefined) this.touch(database.text, 'read');
+    }
   }
 
   secrets(name: string, args: readonly Word[]): void {
@@ -1529,6 +1586,14 @@ class Analysis {
         if (/^(?:read|kv|login|token|write|print|unwrap)$/.test(lower[0] ?? '') && !/\bkv (?:list|metadata)\b/.test(joined)) f.add(R.credentialStore);
         return;
       case 'gh': case 'glab':
+        // Version 3: files published as a gist, snippet or release asset are read and sent.
+        if (this.v3 && (/^(?:gist|snippet)$/.test(lower[0] ?? '') && /^(?:create|new|edit)$/.test(lower[1] ?? '') || lower[0] === 'release' && /^(?:upload|create)$/.test(lower[1] ?? ''))) {
+          for (const w of args.slice(2)) {
+            if (w.text.startsWith('-') || !looksLikePath(w.text)) continue;
+            this.touch(w.text, 'read');
+            if ((pathFacts(this.resolve(w.text)).classes & PathClass.project) === 0) f.add(R.upload);
+          }
+        }
         if (/\bauth (?:token|status .*--show-token|status .*-t)\b|\bsecret (?:list|set|delete)\b|\bauth refresh\b|\bssh-key add\b|\bgpg-key add\b/.test(joined) || (lower[0] === 'auth' && lower.includes('--show-token'))) f.add(R.credentialStore);
         if (/\brepo (?:delete|archive)\b|\brelease delete\b/.test(joined)) f.add(R.gitHistory);
         if (/\bapi\b/.test(joined) && /(?:-x|--method)\s+delete\b/.test(joined)) f.add(R.gitHistory);
@@ -1614,6 +1679,8 @@ class Analysis {
       return;
     }
     if (name === 'npm' && sub === 'publish' || name === 'yarn' && sub === 'publish' || name === 'pnpm' && sub === 'publish') {
+      // Version 3: a dry run packs and lists, and uploads nothing.
+      if (this.v3 && lower.includes('--dry-run')) return;
       f.add(R.cloudUpload);
       return;
     }
@@ -1710,6 +1777,9 @@ class Analysis {
     const o = readOptions(rest, new Set(['m', 'message', 'o', 'push-option', 'u', 'set-upstream-to', 'b', 'B', 'c', 'C', 'f', 'file', 'branch', 'exec', 'x', 'template', 'upload-pack', 'receive-pack', 'config', 'depth', 'origin', 'separate-git-dir', 'filter', 'reference', 'strategy', 's', 'S', 'X']));
     switch (sub) {
       case 'push': {
+        // Version 3: pushing to a URL, or to a remote added earlier in the same command, sends the repository to a new place.
+        const to = o.operands[0]?.text;
+        if (this.v3 && to !== undefined && (to.includes('://') || /^[^/\s:]+@[^/\s:]+:/.test(to) || this.remotes.has(to))) f.add(R.upload);
         if (hasOption(o, 'fd', 'force', 'force-with-lease', 'force-if-includes', 'delete', 'mirror', 'prune') || o.operands.some((w) => w.text.startsWith('+') || /^:[^\s]+$/.test(w.text))) f.add(R.gitHistory);
         if (o.values.has('receive-pack') || o.values.has('exec')) f.add(R.gitConfig);
         return;
@@ -1759,6 +1829,10 @@ class Analysis {
         if (lower.includes('fill') || lower.includes('get')) f.add(R.credentialStore);
         return;
       case 'clone': case 'fetch': case 'pull': case 'submodule': case 'remote': case 'ls-remote': {
+        if (this.v3 && sub === 'remote' && (lower[0] === 'add' || lower[0] === 'set-url')) {
+          const name = rest.slice(1).find((w) => !w.text.startsWith('-'));
+          if (name !== undefined) this.remotes.add(name.text);
+        }
         if (o.values.has('upload-pack') || o.values.has('u') && sub === 'clone' || o.values.has('template') || o.values.has('config') && /hookspath|fsmonitor|sshcommand|pager|editor|askpass|\.command/i.test(o.values.get('config')?.text ?? '')) f.add(R.gitConfig);
         if (rest.some((w) => /^ext::|^fd::/i.test(w.text))) f.add(R.gitConfig);
         return;
@@ -1805,7 +1879,9 @@ class Analysis {
 /** Names of common commands: a function or alias with one of these names shadows what the user expects to run. */
 const COMMON_COMMANDS: ReadonlySet<string> = new Set(['sudo', 'su', 'ls', 'cd', 'cat', 'ssh', 'scp', 'git', 'curl', 'wget', 'ps', 'kill', 'rm', 'cp', 'mv', 'echo', 'python', 'python3', 'node', 'npm', 'pip', 'docker', 'kubectl', 'which', 'passwd', 'gpg', 'openssl', 'ledger', 'command', 'type', 'exit', 'history', 'clear', 'vim', 'vi', 'nano', 'grep', 'find', 'id', 'whoami', 'apt', 'apt-get', 'make', 'bash', 'sh']);
 
+/** Memos of version 2's and version 3's readings (one per version: their answers differ). */
 const shellMemo = new BoundedCache<readonly number[]>(16_384, 8192);
+const shellMemoV3 = new BoundedCache<readonly number[]>(16_384, 8192);
 
 function analyzeUncached(text: string): readonly number[] {
   const findings = new Findings();
@@ -1814,11 +1890,12 @@ function analyzeUncached(text: string): readonly number[] {
 }
 
 /**
- * The version-2 rules that fire on a shell command (indexes into
- * COMMAND_RULES). Identical commands are read once (a bounded memo).
+ * The rules (version 2 or 3, as analysis-version.ts says) that fire on a
+ * shell command (indexes into COMMAND_RULES). Identical commands are read
+ * once (a bounded memo per version).
  */
 export function analyzeShell(text: string): readonly number[] {
-  return shellMemo.get(text, analyzeUncached);
+  return (analysis.v3 ? shellMemoV3 : shellMemo).get(text, analyzeUncached);
 }
 
 /** Reads inline code (a code tool's `code` argument) the way `python -c` is read. */

@@ -1,4 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
+import { analysis } from './analysis-version.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
@@ -150,13 +151,14 @@ const urlFindings = (text: string): readonly number[] => {
   return Object.freeze(local.list.slice());
 };
 const urlMemo = new BoundedCache<readonly number[]>(65_536, 2048);
+const urlMemoV3 = new BoundedCache<readonly number[]>(65_536, 2048);
 
 /** Classes of argument names, as bits: command, URL, path, content (inspectString reads a name only through them). */
 const keyClassMemo = new BoundedCache<number>(4096, 128);
 const keyClassOf = (key: string): number => (COMMAND_KEYS.test(key) ? 1 : 0) | (URL_KEYS.test(key) ? 2 : 0) | (PATH_KEYS.test(key) ? 4 : 0) | (CONTENT_KEYS.test(key) ? 8 : 0);
 const ACTIONS: readonly PathAction[] = ['read', 'write', 'delete', 'delete_tree'];
 /** Findings of one string of an unknown tool, by action, key class and text (strings repeat: subjects, bodies, ids). */
-const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
+const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * 2 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
 
 /** {@link inspectString}, remembered: (action, key class, text) decides its answer. */
 function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
@@ -164,7 +166,7 @@ function inspectStringMemo(findings: Findings, key: string, text: string, action
     inspectString(findings, key, text, action);
     return;
   }
-  const memo = stringMemos[ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
+  const memo = stringMemos[(analysis.v3 ? ACTIONS.length * 16 : 0) + ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
   const hit = memo.get(text, () => {
     const local = stringScratch;
     local.reset();
@@ -284,7 +286,7 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
     }
     case 'fetch':
       walk(object, '', (key, text) => {
-        if (text.indexOf('://') !== -1) findings.addAll(urlMemo.get(text, urlFindings));
+        if (text.indexOf('://') !== -1) findings.addAll((analysis.v3 ? urlMemoV3 : urlMemo).get(text, urlFindings));
         else if (URL_KEYS.test(key)) touchUrl(findings, text.trim());
       }, 0, budget);
       findings.add(R.fetch);
