@@ -71,6 +71,9 @@ function isRemoteSpec(text: string): boolean {
   return /^(?:[^/\s:@]+@)?[a-z0-9][a-z0-9.-]*:/i.test(text) && !/^[a-z]+:\/\//i.test(text);
 }
 
+/** Version 3: well-known prefixes of provider keys and key files, searched for on their own. */
+const SECRET_PREFIXES_V3 = /(?:^|[^a-z])(?:sk-|sk_test|rk_live|glpat-|gho_|ghs_|github_pat_|aiza|ya29\.|xapp-|npm_|pypi-|hf_|-----begin)/i;
+
 /** Headers that carry the caller's own credential to the service it calls (version 3: sending them is authentication, not exfiltration). */
 const AUTH_HEADER = /^\s*(?:authorization|proxy-authorization|x-api-key|api-key|apikey|x-auth-token|x-access-token|private-token|x-goog-api-key|x-github-token|x-gitlab-token|x-vault-token)\s*:/i;
 
@@ -556,6 +559,13 @@ class Analysis {
           if (m === 'pip' || m === 'pip3' || m === 'ensurepip') return [word('pip'), ...o.operands];
           if (m === 'base64' && o.operands.some((w) => w.text === '-d')) f.add(R.decoded);
           if (m === 'smtpd' || m === 'pyftpdlib') f.add(R.rawSocket);
+          // Version 3: serving a directory outside the project (home, /) over HTTP publishes it.
+          if (this.v3 && (m === 'http.server' || m === 'SimpleHTTPServer')) {
+            const served = args.findIndex((w) => w.text === '-d' || w.text === '--directory' || w.text.startsWith('--directory='));
+            const dir = served === -1 ? undefined : args[served]?.text.startsWith('--directory=') ? args[served]?.text.slice(12) : args[served + 1]?.text;
+            const where = dir ?? this.cwd;
+            if (where !== undefined && where !== null && (pathFacts(this.resolve(where)).classes & (PathClass.project | PathClass.temp)) === 0) f.add(R.upload);
+          }
           if (m === 'venv' || m === 'pytest' || m === 'unittest' || m === 'build' || m === 'mypy' || m === 'black' || m === 'ruff' || m === 'pylint' || m === 'flake8') return null;
           this.generic(o.operands);
           return null;
@@ -585,6 +595,12 @@ class Analysis {
         for (const [key, value] of o.allValues) if (key === letter || key === 'E' || (name === 'expect' && key === 'c')) codes.push(value);
         if ((name === 'perl' || name === 'ruby') && o.allValues.some(([k, v]) => (k === 'M' || k === 'r') && /socket/i.test(v.text))) f.add(R.rawSocket);
         if ((name === 'perl' || name === 'ruby') && o.short.has('i') && o.allValues.length > 0) for (const w of o.operands) this.touch(w.text, 'write');
+        // Version 3: php's built-in server with a document root outside the project publishes it.
+        if (this.v3 && name === 'php' && args.some((w) => w.text === '-S')) {
+          const root = args.findIndex((w) => w.text === '-t');
+          const where = root === -1 ? this.cwd : args[root + 1]?.text;
+          if (where !== undefined && where !== null && (pathFacts(this.resolve(where)).classes & (PathClass.project | PathClass.temp)) === 0) f.add(R.upload);
+        }
         code = codes[0];
         operands = o.operands;
         break;
@@ -672,8 +688,22 @@ class Analysis {
         let end = start;
         while (end < args.length && (args[end] as Word).text !== ';' && (args[end] as Word).text !== '+' && (args[end] as Word).text !== '\\;') end++;
         const body = args.slice(start, end);
+        // Version 3: with a name or path filter under a project root, {} is a match inside the root, not the root itself.
+        const named = this.v3 && args.some((w) => /^-(?:i?name|i?path|i?regex|wholename)$/.test(w.text));
+        // Version 3: a deleting program run on every match deletes under the root, as -delete does (rm -f without -r included).
+        const deletes = this.v3 && body.length > 0 && /^(?:rm|grm|unlink|shred|srm|wipe|truncate)$/.test(programName((body[0] as Word).text));
+        const filtered = args.some((w) => /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/.test(w.text));
         for (const r of roots) {
-          const substituted = body.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', r.text) } : w));
+          const facts = pathFacts(this.resolve(r.text));
+          if (deletes) {
+            if (!filtered) this.touch(r.text, 'delete_tree');
+            else if ((facts.classes & (PathClass.project | PathClass.temp)) === 0 || (facts.classes & PathClass.dynamic) !== 0 || facts.normal.startsWith('..')) {
+              this.touch(r.text, 'delete');
+              f.add(R.recursiveDelete);
+            }
+          }
+          const match = named && (facts.classes & PathClass.project) !== 0 && (facts.classes & PathClass.dynamic) === 0 ? `${r.text}/found` : r.text;
+          const substituted = body.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', match) } : w));
           if (inner === null) inner = substituted;
           else this.command({ argv: substituted, redirects: [], pipeFrom: null }, depth);
         }
@@ -1439,7 +1469,7 @@ class Analysis {
       const sub = args[0]?.text ?? '';
       if (sub === 's_client' || sub === 's_server') {
         f.add(R.rawSocket);
-        if (cmd.pipeFrom !== null || cmd.redirects.some((r) => r.kind === 'read')) f.add(R.upload);
+        if (cmd.pipeFrom !== null || cmd.redirects.some((r) => r.kind === 'read' && !(this.v3 && r.target.text === '/dev/null'))) f.add(R.upload);
       } else if (/^(?:enc|base64|smime|cms|pkeyutl|rsautl)$/.test(sub) && args.some((w) => w.text === '-d')) {
         const out = args.findIndex((w) => w.text === '-out');
         if (out !== -1 && args[out + 1] !== undefined) this.script.produced.add(pathFacts((args[out + 1] as Word).text).normal);
@@ -1633,7 +1663,7 @@ class Analysis {
       if ((facts.classes & PathClass.project) === 0) outside = true;
     }
     if (dumps && files.length === 0) outside = true;
-    if (SECRET_SEARCH_TERMS.test(pattern) && outside) f.add(R.credentialSearch);
+    if ((SECRET_SEARCH_TERMS.test(pattern) || this.v3 && SECRET_PREFIXES_V3.test(pattern)) && outside) f.add(R.credentialSearch);
   }
 
   pip(name: string, args: readonly Word[]): void {
@@ -1709,7 +1739,7 @@ class Analysis {
     switch (name) {
       case 'cargo':
         if (sub === 'install' && lower.some((w) => w === '--git' || w.startsWith('--git=') || w === '--index' || w.startsWith('--index=') || w === '--registry' || w.startsWith('--registry='))) f.add(R.remoteInstall);
-        if (sub === 'publish') f.add(R.cloudUpload);
+        if (sub === 'publish' && !(this.v3 && lower.includes('--dry-run'))) f.add(R.cloudUpload);
         return;
       case 'go':
         if ((sub === 'install' || sub === 'get' || sub === 'run') && lower.some((w) => /^(?:https?|git):\/\//.test(w))) f.add(R.remoteInstall);

@@ -66,6 +66,11 @@ export function touchPath(findings: Findings, raw: string, action: PathAction): 
 /** Shell startup files version 2 did not know (read by interactive shells, or sourced by their startup files). */
 const STARTUP_V3 = new Set(['.bash_aliases', '.bash_functions', '.aliases', '.zsh_aliases', '.zshrc.local', '.bashrc.local', '.profile.local', '.zprofile.local', '.shrc', '.envrc.local']);
 /** The agent's own hook and permission settings: they decide whether a call reaches the gate at all. */
+/** Version 3: more places where keys and tokens live (wallets, editor and assistant tokens, tool logins). */
+const CREDENTIAL_DIRS_V3 = ['~/.config/solana/', '~/.config/github-copilot/', '~/.config/code/user/globalstorage/state.vscdb', '~/library/application support/code/user/globalstorage/state.vscdb', '~/.foundry/keystores/', '~/.brownie/accounts/', '~/.monero/', '~/.config/exodus/', '~/.config/atomic/', '~/.gem/credentials', '~/.m2/settings-security.xml', '~/.config/stripe/', '~/.wrangler/', '~/.config/configstore/', '~/.cloudflared/', '~/.config/ngrok/', '~/.supabase/', '~/.codex/auth.json', '~/.config/gcloud/', '~/.local/share/solana/', '~/.config/op/', '~/.1password/', '~/.config/keybase/', '~/.tsh/', '~/.vault-token'];
+/** Version 3: directories on a user's PATH where a file named like a common command shadows it. */
+const USER_BIN = /^(?:~\/(?:\.local\/)?bin|\/usr\/local\/bin|\/opt\/homebrew\/bin)\/([^/]+)$/;
+const SHADOWED = new Set(['sudo', 'su', 'ls', 'cd', 'cat', 'ssh', 'scp', 'git', 'curl', 'wget', 'ps', 'kill', 'rm', 'cp', 'mv', 'python', 'python3', 'node', 'npm', 'npx', 'pip', 'pip3', 'docker', 'kubectl', 'which', 'passwd', 'gpg', 'openssl', 'ledger', 'grep', 'find', 'id', 'whoami', 'make', 'bash', 'sh', 'zsh', 'env', 'less', 'vim', 'vi', 'nano', 'code', 'claude', 'gh', 'aws', 'gcloud', 'terraform', 'yarn', 'pnpm', 'go', 'cargo', 'java', 'ssh-add', 'ssh-agent']);
 const AGENT_SETTINGS = /(?:^|\/)(?:\.claude\/(?:settings(?:\.local)?\.json|hooks(?:\/|$))|\.claude\.json$|\.mcp\.json$|\.cursor\/(?:mcp|hooks)\.json$|\.codex\/config\.toml$|\.gemini\/settings\.json$)/;
 
 /**
@@ -81,7 +86,17 @@ function classesV3(findings: Findings, normal: string, classes: number, action: 
   const slash = normal.lastIndexOf('/');
   const base = normal.slice(slash + 1);
   if (STARTUP_V3.has(base) && (normal.startsWith('~') || normal.indexOf('/') === slash)) out |= PathClass.shellStartup;
+  if ((out & PathClass.credential) === 0 && normal.charCodeAt(0) === 126 /* ~ */) {
+    for (const dir of CREDENTIAL_DIRS_V3) {
+      if (normal === dir || normal.startsWith(dir) || `${normal}/` === dir) {
+        out |= PathClass.credential;
+        break;
+      }
+    }
+  }
   if (action === 'read') return out;
+  const bin = USER_BIN.exec(normal);
+  if (bin !== null && SHADOWED.has(bin[1] as string)) findings.add(R.pathHijack);
   if (AGENT_SETTINGS.test(normal)) findings.add(R.ledgerTamper);
   if (action !== 'write' && base === '.git') findings.add(R.gitHistory);
   return out;

@@ -106,6 +106,15 @@ describe('rules 3 read more paths and programs', () => {
     ['sqlite3 ~/.config/google-chrome/Default/"Login Data" "select * from logins"', 'credential.file'],
     ["echo 'alias sudo=\"sudo /tmp/.x\"' >> ~/.bash_aliases", 'persistence.shell_startup'],
     ['sed -i "s/PreToolUse/x/" ~/.claude/settings.json', 'self.ledger_tamper'],
+    ['cat ~/.config/solana/id.json', 'credential.file'],
+    ['cp ~/.config/github-copilot/hosts.json /tmp/h', 'credential.file'],
+    ['grep -r "sk-" ~/.config', 'credential.search'],
+    ['rg -l "glpat-" ~', 'credential.search'],
+    ['python3 -m http.server 8000 --directory ~', 'exfiltration.upload'],
+    ['cd / && python3 -m http.server', 'exfiltration.upload'],
+    ['php -S 0.0.0.0:8080 -t /', 'exfiltration.upload'],
+    ['cp payload ~/.local/bin/ls', 'injection.path_hijack'],
+    ['ln -sf /tmp/x ~/bin/sudo', 'injection.path_hijack'],
   ];
   for (const [command, rule] of cases) {
     test(`${command} fires ${rule} and is not allowed (version 2 allowed it or missed the rule)`, () => {
@@ -115,6 +124,13 @@ describe('rules 3 read more paths and programs', () => {
       assert.ok(!bash(command, 2).reasons.includes(rule));
     });
   }
+  test('find -exec with a name filter reads {} as a match under its root: outside the project it stays held', () => {
+    for (const [command, rule] of [['find / -name "*.log" -exec rm -rf {} +', 'destructive.root_delete'], ['find ~ -exec shred -u {} +', 'destructive.secure_delete'], ['find .. -name "*.bak" -exec rm -rf {} +', 'destructive.recursive_delete'], ['find / -type f -exec rm -f {} \\;', 'destructive.recursive_delete'], ['find /var/lib -exec rm {} +', 'destructive.system_delete']] as const) {
+      const d = bash(command);
+      assert.notEqual(d.outcome, 'allow', command);
+      assert.ok(d.reasons.includes(rule), `${command}: ${d.reasons.join(' ')}`);
+    }
+  });
   test('the agent\'s hook and permission settings: writing them is tampering, reading them is not', () => {
     for (const [tool, args] of [['Write', { file_path: '.claude/settings.json', content: '{"hooks":{}}' }], ['Edit', { file_path: '/home/dev/.claude/settings.local.json', old_string: 'a', new_string: 'b' }], ['write_file', { path: '.mcp.json', content: '{}' }]] as const) {
       const d = onCli(call(tool, args));
@@ -124,7 +140,7 @@ describe('rules 3 read more paths and programs', () => {
     assert.equal(onCli(call('Read', { file_path: '.claude/settings.json' })).outcome, 'allow');
   });
   test('what stays allowed: a project gist, an added upstream fetched, sqlite3 on a project database, touch in the project', () => {
-    for (const command of ['gh gist create notes.md', 'git remote add upstream https://github.com/org/repo.git && git fetch upstream', 'git push origin feature/x', 'sqlite3 app.db .tables', 'touch -d "2 days ago" test/fixtures/old.txt', 'touch src/new.ts', 'chmod -R u+w build', 'rm -rf node_modules/.cache']) {
+    for (const command of ['python3 -m http.server 8000', 'php -S localhost:8000 -t public', 'grep -rn "sk-" src/', 'cp ./dist/mytool ~/.local/bin/mytool', 'gh gist create notes.md', 'git remote add upstream https://github.com/org/repo.git && git fetch upstream', 'git push origin feature/x', 'sqlite3 app.db .tables', 'touch -d "2 days ago" test/fixtures/old.txt', 'touch src/new.ts', 'chmod -R u+w build', 'rm -rf node_modules/.cache', 'cargo publish --dry-run', 'find . -name node_modules -type d -prune -exec rm -rf {} +']) {
       assert.equal(bash(command).outcome, 'allow', `${command}: ${bash(command).reasons.join(' ')}`);
     }
   });
