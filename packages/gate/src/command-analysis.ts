@@ -1144,6 +1144,16 @@ class Analysis {
         return;
       }
       case 'tmux': case 'screen': case 'byobu': case 'dtach': case 'abduco': {
+        // Version 3: screen's options (some with values: -S name, -t title) come first; the rest is the command it runs.
+        if (this.v3 && name === 'screen') {
+          let i = 0;
+          while (i < args.length && (args[i] as Word).text.startsWith('-')) {
+            const option = (args[i] as Word).text;
+            i += /^-(?:[a-zA-Z]*[Sctephx]|Logfile)$/.test(option) && !/^-[dmDRr]+$/.test(option) ? 2 : 1;
+          }
+          if (i < args.length) this.command({ argv: args.slice(i), redirects: [], pipeFrom: null }, depth);
+          return;
+        }
         const detached = args.findIndex((w) => w.text === 'new-session' || w.text === 'new' || w.text === '-dm' || w.text === '-dmS' || w.text === 'send-keys');
         if (detached !== -1) {
           const tail = args.slice(detached + 1).filter((w) => !w.text.startsWith('-'));
@@ -1903,6 +1913,18 @@ class Analysis {
       if (dir !== undefined) this.touch(dir.text, 'read');
     }
     for (const [key, value] of o.allValues) if (key === 'to-command' || key === 'use-compress-program' || key === 'I' || key === 'checkpoint-action' && value.text.startsWith('exec')) this.shell(key === 'checkpoint-action' ? value.text.slice(5) : value.text, 1);
+    if (this.v3) {
+      // Version 3: an archiver's exec hooks (tar --checkpoint-action=exec, zip -TT) are a way to run a program, not archiving.
+      if (o.allValues.some(([key, value]) => key === 'checkpoint-action' && value.text.startsWith('exec') || key === 'to-command')) f.add(R.eval);
+      if (name === 'zip') {
+        const hook = args.findIndex((w) => w.text === '-TT' || w.text === '--unzip-command' || w.text.startsWith('--unzip-command='));
+        if (hook !== -1) {
+          f.add(R.eval);
+          const command = args[hook]?.text.startsWith('--unzip-command=') ? args[hook]?.text.slice(16) : args[hook + 1]?.text;
+          if (command !== undefined) this.shell(command, 1);
+        }
+      }
+    }
   }
 }
 
