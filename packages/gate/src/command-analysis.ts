@@ -1257,7 +1257,9 @@ class Analysis {
       }
       if (remoteDest) f.add(R.upload);
     }
-    if (dest !== undefined && !remoteDest) this.touch(dest.text, 'write');
+    // Version 3: a project's env file made from its own template (cp .env.example .env) holds no secret yet.
+    const fromTemplate = this.v3 && (name === 'cp' || name === 'gcp') && dest !== undefined && sources.length > 0 && sources.every((s) => /(?:^|\/)\.env[._-]?(?:example|sample|template|dist|defaults?)$|(?:^|\/)(?:example|sample)\.env$/i.test(s.text) && (pathFacts(this.resolve(s.text)).classes & PathClass.project) !== 0) && (pathFacts(this.resolve(dest.text)).classes & PathClass.project) !== 0;
+    if (dest !== undefined && !remoteDest && !fromTemplate) this.touch(dest.text, 'write');
     if ((name === 'scp' || name === 'rsync' || name === 'pscp') && sources.some((s) => isRemoteSpec(s.text))) f.add(R.fetch);
     if ((name === 'rsync') && hasOption(o, '', 'delete', 'delete-before', 'delete-after', 'delete-during', 'remove-source-files') && dest !== undefined) {
       const facts = pathFacts(dest.text);
