@@ -6,6 +6,10 @@
 //   node scripts/bench/gate.mjs                 100k grants, 100k requests per stream (Cedar pre-parse takes a minute or so)
 //   BENCH_GATE_GRANTS=20000 BENCH_GATE_REQUESTS=50000 node scripts/bench/gate.mjs
 //   BENCH_GATE_CEDAR=0 node scripts/bench/gate.mjs   decide() alone
+//   BENCH_GATE_PARSE_SHARE=0 ...                     without the parse-share section (for profiling the streams)
+//   BENCH_GATE_DUMP=out.ndjson BENCH_GATE_RULES=2 node scripts/bench/gate.mjs
+//     writes every decision of both streams (and of their distinct-command variants) as JSON lines and exits:
+//     a speed change must leave this file byte-identical for every frozen rules version
 //
 // The baseline is "indexed Cedar", given its best chance: each grant is one
 // Cedar policy; the policies of each five-field key are one policy set,
@@ -154,6 +158,21 @@ function stream(name, pickGrant) {
   return { name, requests, kinds };
 }
 const streams = [stream('uniform', () => grants[Math.floor(random() * GRANTS)]), stream('zipf', zipfGrant)];
+if (process.env.BENCH_GATE_DUMP !== undefined) {
+  const { writeFileSync } = await import('node:fs');
+  const lines = [];
+  for (const s of streams) {
+    for (const variant of [(text) => text, (text, n) => `${text} run-${n}`, (text, n) => `${text} # run ${n}`]) {
+      s.requests.forEach(({ command }, n) => {
+        const args = typeof command.proposal.args.command === 'string' ? { command: variant(command.proposal.args.command, n) } : command.proposal.args;
+        lines.push(JSON.stringify(gate.decide({ ...command, proposal: { ...command.proposal, args } }, state, RULES)));
+      });
+    }
+  }
+  writeFileSync(process.env.BENCH_GATE_DUMP, `${lines.join('\n')}\n`);
+  log(`wrote ${lines.length} decisions to ${process.env.BENCH_GATE_DUMP}`);
+  process.exit(0);
+}
 
 // --- Cedar: one pre-parsed policy set per five-field key, picked by an index outside Cedar
 const literal = (value) => JSON.stringify(value);
@@ -281,7 +300,7 @@ for (const s of streams) {
 // plain-words path of shell-syntax.ts, exactly what the parser would give), and
 // once with a trailing comment (which needs the full parser). The parser alone
 // is then timed on the same texts.
-for (const [label, distinct] of [['plain words', (text, n) => `${text} run-${n}`], ['full parser', (text, n) => `${text} # run ${n}`]]) {
+for (const [label, distinct] of process.env.BENCH_GATE_PARSE_SHARE === '0' ? [] : [['plain words', (text, n) => `${text} run-${n}`], ['full parser', (text, n) => `${text} # run ${n}`]]) {
   const s = streams[0];
   const shellAt = [];
   const requests = s.requests.map(({ command }, n) => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { eventPartitionOf } from '@agent-ledger/core';
+import { LATEST_RULES_VERSION } from '@agent-ledger/gate';
 import { createKafkaBus } from '@agent-ledger/kafka';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { exportCommand, serve, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
@@ -55,7 +56,7 @@ describe('the rulebook, live', () => {
     gate = await serve(home, ['gate']);
     const decision = await deploy.awaitDecision(statementHash, 60_000);
     assert.deepEqual([decision.outcome, decision.code], ['block', 'KEY_REVOKED']);
-    assert.equal((decision.entry.envelope.statement.body as { rulesVersion?: number }).rulesVersion, 2);
+    assert.equal((decision.entry.envelope.statement.body as { rulesVersion?: number }).rulesVersion, LATEST_RULES_VERSION);
   });
 
   test('attack 10: an answer on another partition does not count, is refused on the log, and the deadline is enforced', async () => {

@@ -13,16 +13,16 @@ import { RULES_LATEST, RULES_V1, assertFailsAt, assertValid, recordDecision, ver
 // replays it with those, so changing a weight is a new version and never
 // breaks an old bundle.
 
-/** A hypothetical version 3: version 1's classifier with the weight of `pattern.sudo` changed from 1.5 to 1.25, and version 2's KEY_REVOKED block. */
-const V3: RulesSpec = {
-  version: 3,
+/** A hypothetical next version (number 4: 1-3 are released): version 1's classifier with the weight of `pattern.sudo` changed from 1.5 to 1.25, and version 2's KEY_REVOKED block. */
+const NEXT: RulesSpec = {
+  version: 4,
   classify: (command: DecideCommand, state: GateState) => {
     const decision = gateDecide(command, state, { rulesVersion: 1 });
     return decision.reasons.includes('pattern.sudo') ? { ...decision, risk: decision.risk - 0.25 } : decision;
   },
   revokedKeyBlocks: true,
 };
-const WITH_V3 = withRules(V3);
+const WITH_NEXT = withRules(NEXT);
 const SUDO = { tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command: 'sudo ls' }, context: {} };
 
 test('every compat bundle still verifies when a new rules version is released', async () => {
@@ -32,7 +32,7 @@ test('every compat bundle still verifies when a new rules version is released', 
   for (const file of bundles) {
     const trustRoot = readTrustRoot(join(compat, file.replace('.ndjson', '.trust-root.json')));
     const text = readFileSync(join(compat, file), 'utf8');
-    for (const rules of [RELEASED_RULES, WITH_V3]) {
+    for (const rules of [RELEASED_RULES, WITH_NEXT]) {
       const report = await verifyBundle([text], trustRoot, { workers: 0, rules });
       assert.equal(report.failure, null, `${file}: ${report.failure?.message}`);
     }
@@ -44,24 +44,24 @@ test('the changed weight changes the decision, and a decision replays with the v
   const old = ledger.propose(SUDO);
   const v1 = recordDecision(ledger, old, {}, { rules: RULES_V1 });
   const fresh = ledger.propose({ ...SUDO, args: { command: 'sudo ls -la' } });
-  const v3 = recordDecision(ledger, fresh, {}, { rules: V3 });
-  assert.equal(v3.expected.risk, v1.expected.risk - 0.25, 'the hypothetical version weighs sudo less');
-  assertValid(await verify(ledger, { rules: WITH_V3 }));
+  const next = recordDecision(ledger, fresh, {}, { rules: NEXT });
+  assert.equal(next.expected.risk, v1.expected.risk - 0.25, 'the hypothetical version weighs sudo less');
+  assertValid(await verify(ledger, { rules: WITH_NEXT }));
 });
 
 test('a decision naming a version with another rule\'s result fails at that decision', async () => {
   const ledger = new TestLedger();
   const proposal = ledger.propose(SUDO);
-  // Made by version 1 (risk with weight 1.5), but claiming version 3.
-  const { decision } = recordDecision(ledger, proposal, { rulesVersion: 3 }, { rules: RULES_V1 });
-  assertFailsAt(await verify(ledger, { rules: WITH_V3 }), 'POLICY_VIOLATION', decision.entry);
+  // Made by version 1 (risk with weight 1.5), but claiming version 4.
+  const { decision } = recordDecision(ledger, proposal, { rulesVersion: 4 }, { rules: RULES_V1 });
+  assertFailsAt(await verify(ledger, { rules: WITH_NEXT }), 'POLICY_VIOLATION', decision.entry);
 });
 
 test('a decision naming a rules version the verifier does not know fails with POLICY_VIOLATION', async () => {
-  for (const rulesVersion of [3, 999]) {
+  for (const rulesVersion of [4, 999]) {
     const ledger = new TestLedger();
     const proposal = ledger.propose(SUDO);
-    const { decision } = recordDecision(ledger, proposal, {}, { rules: { ...V3, version: rulesVersion } });
+    const { decision } = recordDecision(ledger, proposal, {}, { rules: { ...NEXT, version: rulesVersion } });
     assertFailsAt(await verify(ledger), 'POLICY_VIOLATION', decision.entry);
   }
 });

@@ -9,6 +9,7 @@ import { COMMAND_RULES } from './command-rules.js';
 import { Findings } from './findings.js';
 import { moneyFindings } from './money.js';
 import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
+import { setAnalysisVersion } from './analysis-version.js';
 import { callFindings, canonicalToolName, toolKind, type ToolKind } from './tool-registry.js';
 import { SIGNAL_RULES } from './signal-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
@@ -212,6 +213,7 @@ export function classifyInto(
     kind = toolKind(text(proposal.tool));
     const sqlText = views.sqlTool && kind !== 'exec' ? views.args.normal : kind === 'unknown' && sqlToolMemo.get(text(proposal.tool), isSqlToolName) ? views.args.normal : '';
     if (sqlText !== '') for (const index of sqlPatternMemo.get(sqlText, matchSql)) fire(index, out);
+    setAnalysisVersion(rulesVersion);
     for (const index of callFindings(text(proposal.tool), text(proposal.actionType), proposal.args, views.execTool, kind)) fireCommand(index, out);
   } else if (views.command !== '') {
     // Pattern rules: commands of execution tools, statements of database tools.

@@ -1,4 +1,5 @@
 import { hasOption, programName, readOptions, type Options } from './argv.js';
+import { analysis } from './analysis-version.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
 import { Findings, R } from './findings.js';
@@ -70,11 +71,52 @@ function isRemoteSpec(text: string): boolean {
   return /^(?:[^/\s:@]+@)?[a-z0-9][a-z0-9.-]*:/i.test(text) && !/^[a-z]+:\/\//i.test(text);
 }
 
+/** Version 3: well-known prefixes of provider keys and key files, searched for on their own. */
+const SECRET_PREFIXES_V3 = /(?:^|[^a-z])(?:sk-|sk_test|rk_live|glpat-|gho_|ghs_|github_pat_|aiza|ya29\.|xapp-|npm_|pypi-|hf_|-----begin)/i;
+
+/** Headers that carry the caller's own credential to the service it calls (version 3: sending them is authentication, not exfiltration). */
+const AUTH_HEADER = /^\s*(?:authorization|proxy-authorization|x-api-key|api-key|apikey|x-auth-token|x-access-token|private-token|x-goog-api-key|x-github-token|x-gitlab-token|x-vault-token)\s*:/i;
+
 class Analysis {
+  /** Reading for rules version 3 (analysis-version.ts) rather than 2. */
+  readonly v3 = analysis.v3;
+  /** Version 3: the working directory after the `cd`s read so far (null: where the command starts). */
+  cwd: string | null = null;
+  /** Version 3: git remotes added earlier in the same command. */
+  readonly remotes = new Set<string>();
+
   constructor(
     readonly findings: Findings,
     readonly script: ScriptFacts,
   ) {}
+
+  /** Version 3: follows `cd`/`pushd`/`popd` so that later relative paths resolve where they will run. */
+  changeDirectory(argv: readonly Word[]): void {
+    const first = argv[0];
+    if (first === undefined || first.dynamic) return;
+    if (first.text === 'popd') {
+      this.cwd = '$unresolved';
+      return;
+    }
+    if (first.text !== 'cd' && first.text !== 'pushd' && first.text !== 'chdir') return;
+    const target = argv.slice(1).find((w) => w.text === '-' || !w.text.startsWith('-'));
+    if (target === undefined) {
+      this.cwd = '~';
+      return;
+    }
+    const text = target.text;
+    if (text === '-' || (target.dynamic && !/^\$\{?HOME\}?(?:\/|$)/.test(text))) this.cwd = '$unresolved';
+    else this.cwd = this.resolve(text);
+  }
+
+  /** A path as it will be reached from the tracked working directory (version 3); as written otherwise. */
+  resolve(raw: string): string {
+    const cwd = this.cwd;
+    if (cwd === null || raw === '' || raw.includes('://')) return raw;
+    const c = raw.charCodeAt(0);
+    if (c === 47 /* / */ || c === 126 /* ~ */ || c === 36 /* $ */) return raw;
+    return cwd === '/' ? `/${raw}` : `${cwd}/${raw}`;
+  }
 
   /** Parses and reads shell text at nesting `depth`. */
   shell(text: string, depth: number): void {
@@ -90,6 +132,7 @@ class Analysis {
     if (parsed.forkBomb) this.findings.add(R.forkBomb);
     for (const name of parsed.functions) if (COMMON_COMMANDS.has(name)) this.findings.add(R.alias);
     for (const cmd of parsed.commands) {
+      if (this.v3 && cmd.declaration === null) this.changeDirectory(cmd.argv);
       this.assignments(cmd.assigns, cmd.declaration !== null || cmd.argv.length === 0);
       this.command({ argv: cmd.declaration === null ? cmd.argv : [], redirects: cmd.redirects, pipeFrom: cmd.pipeFrom }, depth);
       if (cmd.declaration !== null) this.declaration(cmd.declaration, cmd.argv.slice(1));
@@ -166,7 +209,7 @@ class Analysis {
   }
 
   touch(raw: string, action: 'read' | 'write' | 'delete' | 'delete_tree'): void {
-    touchPath(this.findings, raw, action);
+    touchPath(this.findings, this.cwd === null ? raw : this.resolve(raw), action);
   }
 
   /** Generic reading of arguments: paths are read, URLs reached, `--opt=path` values read. */
@@ -203,6 +246,8 @@ class Analysis {
         this.findings.add(first.fetched ? R.remotePipeShell : first.decoded ? R.decoded : R.indirection);
         if (!first.indirect) return;
       }
+      // Version 3: a program named by a glob (`/bin/r?`, `/usr/bin/[r]m`) is whatever file matches at run time.
+      if (this.v3 && first.text !== '[' && first.text !== '[[' && /[*?[]/.test(first.text)) this.findings.add(R.indirection);
       // A file made earlier in the same command (downloaded or decoded), now run.
       if (first.text.includes('/') && this.script.produced.has(pathFacts(first.text).normal)) this.findings.add(R.downloadExec);
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
@@ -389,7 +434,8 @@ class Analysis {
       }
       case 'history': {
         if (args.some((w) => /^-[a-z]*[cdwr]/.test(w.text))) f.add(R.history);
-        else f.add(R.credentialFile);
+        // Version 3: listing one's own history (`history`, `history 20`) is what the user already sees.
+        else if (!(this.v3 && args.every((w) => /^\d+$/.test(w.text)))) f.add(R.credentialFile);
         return null;
       }
       case 'printenv': case 'export': case 'declare': case 'typeset': {
@@ -513,6 +559,13 @@ class Analysis {
           if (m === 'pip' || m === 'pip3' || m === 'ensurepip') return [word('pip'), ...o.operands];
           if (m === 'base64' && o.operands.some((w) => w.text === '-d')) f.add(R.decoded);
           if (m === 'smtpd' || m === 'pyftpdlib') f.add(R.rawSocket);
+          // Version 3: serving a directory outside the project (home, /) over HTTP publishes it.
+          if (this.v3 && (m === 'http.server' || m === 'SimpleHTTPServer')) {
+            const served = args.findIndex((w) => w.text === '-d' || w.text === '--directory' || w.text.startsWith('--directory='));
+            const dir = served === -1 ? undefined : args[served]?.text.startsWith('--directory=') ? args[served]?.text.slice(12) : args[served + 1]?.text;
+            const where = dir ?? this.cwd;
+            if (where !== undefined && where !== null && (pathFacts(this.resolve(where)).classes & (PathClass.project | PathClass.temp)) === 0) f.add(R.upload);
+          }
           if (m === 'venv' || m === 'pytest' || m === 'unittest' || m === 'build' || m === 'mypy' || m === 'black' || m === 'ruff' || m === 'pylint' || m === 'flake8') return null;
           this.generic(o.operands);
           return null;
@@ -542,6 +595,12 @@ class Analysis {
         for (const [key, value] of o.allValues) if (key === letter || key === 'E' || (name === 'expect' && key === 'c')) codes.push(value);
         if ((name === 'perl' || name === 'ruby') && o.allValues.some(([k, v]) => (k === 'M' || k === 'r') && /socket/i.test(v.text))) f.add(R.rawSocket);
         if ((name === 'perl' || name === 'ruby') && o.short.has('i') && o.allValues.length > 0) for (const w of o.operands) this.touch(w.text, 'write');
+        // Version 3: php's built-in server with a document root outside the project publishes it.
+        if (this.v3 && name === 'php' && args.some((w) => w.text === '-S')) {
+          const root = args.findIndex((w) => w.text === '-t');
+          const where = root === -1 ? this.cwd : args[root + 1]?.text;
+          if (where !== undefined && where !== null && (pathFacts(this.resolve(where)).classes & (PathClass.project | PathClass.temp)) === 0) f.add(R.upload);
+        }
         code = codes[0];
         operands = o.operands;
         break;
@@ -629,8 +688,22 @@ class Analysis {
         let end = start;
         while (end < args.length && (args[end] as Word).text !== ';' && (args[end] as Word).text !== '+' && (args[end] as Word).text !== '\\;') end++;
         const body = args.slice(start, end);
+        // Version 3: with a name or path filter under a project root, {} is a match inside the root, not the root itself.
+        const named = this.v3 && args.some((w) => /^-(?:i?name|i?path|i?regex|wholename)$/.test(w.text));
+        // Version 3: a deleting program run on every match deletes under the root, as -delete does (rm -f without -r included).
+        const deletes = this.v3 && body.length > 0 && /^(?:rm|grm|unlink|shred|srm|wipe|truncate)$/.test(programName((body[0] as Word).text));
+        const filtered = args.some((w) => /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/.test(w.text));
         for (const r of roots) {
-          const substituted = body.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', r.text) } : w));
+          const facts = pathFacts(this.resolve(r.text));
+          if (deletes) {
+            if (!filtered) this.touch(r.text, 'delete_tree');
+            else if ((facts.classes & (PathClass.project | PathClass.temp)) === 0 || (facts.classes & PathClass.dynamic) !== 0 || facts.normal.startsWith('..')) {
+              this.touch(r.text, 'delete');
+              f.add(R.recursiveDelete);
+            }
+          }
+          const match = named && (facts.classes & PathClass.project) !== 0 && (facts.classes & PathClass.dynamic) === 0 ? `${r.text}/found` : r.text;
+          const substituted = body.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', match) } : w));
           if (inner === null) inner = substituted;
           else this.command({ argv: substituted, redirects: [], pipeFrom: null }, depth);
         }
@@ -859,6 +932,9 @@ class Analysis {
         const o = readOptions(args, new Set(['m', 'mode', 'd', 'date', 'r', 'reference', 't', 'M', 'x', 'X', 'set-file', 'modify-file']));
         const operands = name === 'chgrp' ? o.operands.slice(1) : o.operands;
         for (const t of operands) this.touch(t.text, 'write');
+        if (this.v3 && name === 'chgrp' && hasOption(o, 'R', 'recursive') && operands.some((t) => (pathFacts(this.resolve(t.text)).classes & PathClass.root) !== 0)) f.add(R.systemDelete);
+        // Version 3: copying another file's times (touch -r), or setting them outside the project, forges timestamps.
+        if (this.v3 && name === 'touch' && (o.values.has('r') || o.values.has('reference') || (o.values.has('d') || o.values.has('date') || o.values.has('t')) && operands.some((t) => (pathFacts(this.resolve(t.text)).classes & PathClass.project) === 0))) f.add(R.attributes);
         if (name === 'mkfifo' && cmd.pipeFrom !== null) f.add(R.rawSocket);
         return;
       }
@@ -875,6 +951,7 @@ class Analysis {
         const o = readOptions(args, new Set(['reference', 'from']));
         const owner = o.operands[0]?.text ?? '';
         if (hasOption(o, 'R', 'recursive') && /^(?:root|0)(?::(?:root|0|wheel)?)?$/.test(owner)) f.add(R.chownRoot);
+        if (this.v3 && hasOption(o, 'R', 'recursive') && o.operands.slice(1).some((t) => (pathFacts(this.resolve(t.text)).classes & PathClass.root) !== 0)) f.add(R.systemDelete);
         for (const t of o.operands.slice(1)) this.touch(t.text, 'write');
         return;
       }
@@ -1067,6 +1144,16 @@ class Analysis {
         return;
       }
       case 'tmux': case 'screen': case 'byobu': case 'dtach': case 'abduco': {
+        // Version 3: screen's options (some with values: -S name, -t title) come first; the rest is the command it runs.
+        if (this.v3 && name === 'screen') {
+          let i = 0;
+          while (i < args.length && (args[i] as Word).text.startsWith('-')) {
+            const option = (args[i] as Word).text;
+            i += /^-(?:[a-zA-Z]*[Sctephx]|Logfile)$/.test(option) && !/^-[dmDRr]+$/.test(option) ? 2 : 1;
+          }
+          if (i < args.length) this.command({ argv: args.slice(i), redirects: [], pipeFrom: null }, depth);
+          return;
+        }
         const detached = args.findIndex((w) => w.text === 'new-session' || w.text === 'new' || w.text === '-dm' || w.text === '-dmS' || w.text === 'send-keys');
         if (detached !== -1) {
           const tail = args.slice(detached + 1).filter((w) => !w.text.startsWith('-'));
@@ -1099,7 +1186,7 @@ class Analysis {
           if (listing) {
             if ((facts.classes & PathClass.ledger) !== 0) f.add(R.ledgerFiles);
             if ((facts.classes & (PathClass.credential | PathClass.ssh)) !== 0 && (facts.normal.startsWith('~/.ssh') || facts.normal.startsWith('~/.aws') || facts.normal.startsWith('~/.gnupg'))) f.add(R.credentialSearch);
-          } else if (looksLikePath(t.text) || t.dynamic) this.touch(t.text, 'read');
+          } else if (looksLikePath(t.text) || t.dynamic || this.cwd !== null) this.touch(t.text, 'read');
         }
         return;
       }
@@ -1170,7 +1257,9 @@ class Analysis {
       }
       if (remoteDest) f.add(R.upload);
     }
-    if (dest !== undefined && !remoteDest) this.touch(dest.text, 'write');
+    // Version 3: a project's env file made from its own template (cp .env.example .env) holds no secret yet.
+    const fromTemplate = this.v3 && (name === 'cp' || name === 'gcp') && dest !== undefined && sources.length > 0 && sources.every((s) => /(?:^|\/)\.env[._-]?(?:example|sample|template|dist|defaults?)$|(?:^|\/)(?:example|sample)\.env$/i.test(s.text) && (pathFacts(this.resolve(s.text)).classes & PathClass.project) !== 0) && (pathFacts(this.resolve(dest.text)).classes & PathClass.project) !== 0;
+    if (dest !== undefined && !remoteDest && !fromTemplate) this.touch(dest.text, 'write');
     if ((name === 'scp' || name === 'rsync' || name === 'pscp') && sources.some((s) => isRemoteSpec(s.text))) f.add(R.fetch);
     if ((name === 'rsync') && hasOption(o, '', 'delete', 'delete-before', 'delete-after', 'delete-during', 'remove-source-files') && dest !== undefined) {
       const facts = pathFacts(dest.text);
@@ -1184,6 +1273,8 @@ class Analysis {
     const mode = symbolicModes[0] ?? o.operands[0]?.text ?? '';
     this.mode(mode);
     const targets = symbolicModes.length > 0 ? o.operands : o.operands.slice(1);
+    // Version 3: re-permissioning /, ~ or a top-level system tree recursively breaks the system as surely as deleting it.
+    if (this.v3 && hasOption(o, 'R', 'recursive') && targets.some((t) => (pathFacts(this.resolve(t.text)).classes & PathClass.root) !== 0)) this.findings.add(R.systemDelete);
     for (const t of targets) {
       const facts = pathFacts(t.text);
       if ((facts.classes & (PathClass.credential | PathClass.ssh)) !== 0 && /^(?:0?[46]00|u=rw?,go=|go-rwx|og-rwx|[ugoa]*-[rwx]+)$/.test(mode)) continue;
@@ -1360,7 +1451,8 @@ class Analysis {
       } else if (key === 'e' || key === 'execute') {
         if (wgetStyle && /^(?:use_proxy|http_proxy|https_proxy|robots)/i.test(text)) continue;
       } else if ((key === 'H' || key === 'header') && value.dynamic) {
-        dynamicData = true;
+        // Version 3: a token variable in an authentication header authenticates the caller; anything computed still counts.
+        if (!(this.v3 && AUTH_HEADER.test(text) && value.inner === '' && !value.fetched && !value.decoded)) dynamicData = true;
       }
       if ((key === 'E' || key === 'cert' || key === 'key' || key === 'certificate' || key === 'private-key') && looksLikePath(text)) continue;
     }
@@ -1389,14 +1481,16 @@ class Analysis {
       const sub = args[0]?.text ?? '';
       if (sub === 's_client' || sub === 's_server') {
         f.add(R.rawSocket);
-        if (cmd.pipeFrom !== null || cmd.redirects.some((r) => r.kind === 'read')) f.add(R.upload);
+        if (cmd.pipeFrom !== null || cmd.redirects.some((r) => r.kind === 'read' && !(this.v3 && r.target.text === '/dev/null'))) f.add(R.upload);
       } else if (/^(?:enc|base64|smime|cms|pkeyutl|rsautl)$/.test(sub) && args.some((w) => w.text === '-d')) {
         const out = args.findIndex((w) => w.text === '-out');
         if (out !== -1 && args[out + 1] !== undefined) this.script.produced.add(pathFacts((args[out + 1] as Word).text).normal);
       }
+      // Version 3: the input of x509, crl and verify is a certificate (public), whatever its file is named.
+      const certificate = this.v3 && /^(?:x509|crl|verify)$/.test(sub);
       for (let i = 0; i < args.length; i++) {
         const w = args[i] as Word;
-        if ((w.text === '-in' || w.text === '-inkey' || w.text === '-key') && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'read');
+        if ((w.text === '-in' && !certificate || w.text === '-inkey' || w.text === '-key') && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'read');
         if (w.text === '-out' && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'write');
       }
       return;
@@ -1511,6 +1605,11 @@ class Analysis {
     for (const w of args) if (w.text.startsWith('--defaults-file=') || w.text.startsWith('--defaults-extra-file=')) this.touch(w.text.slice(w.text.indexOf('=') + 1), 'read');
     const files = args.filter((w, i) => (i > 0 && /^(?:-f|--file|-i|--init-command)$/.test((args[i - 1] as Word).text)));
     for (const w of files) this.touch(w.text, 'read');
+    // Version 3: sqlite3's first operand is the database it opens (a browser's Login Data, a password manager's store).
+    if (this.v3 && name === 'sqlite3') {
+      const database = args.find((w) => !w.text.startsWith('-'));
+      if (database !== undefined) this.touch(database.text, 'read');
+    }
   }
 
   secrets(name: string, args: readonly Word[]): void {
@@ -1529,6 +1628,14 @@ class Analysis {
         if (/^(?:read|kv|login|token|write|print|unwrap)$/.test(lower[0] ?? '') && !/\bkv (?:list|metadata)\b/.test(joined)) f.add(R.credentialStore);
         return;
       case 'gh': case 'glab':
+        // Version 3: files published as a gist, snippet or release asset are read and sent.
+        if (this.v3 && (/^(?:gist|snippet)$/.test(lower[0] ?? '') && /^(?:create|new|edit)$/.test(lower[1] ?? '') || lower[0] === 'release' && /^(?:upload|create)$/.test(lower[1] ?? ''))) {
+          for (const w of args.slice(2)) {
+            if (w.text.startsWith('-') || !looksLikePath(w.text)) continue;
+            this.touch(w.text, 'read');
+            if ((pathFacts(this.resolve(w.text)).classes & PathClass.project) === 0) f.add(R.upload);
+          }
+        }
         if (/\bauth (?:token|status .*--show-token|status .*-t)\b|\bsecret (?:list|set|delete)\b|\bauth refresh\b|\bssh-key add\b|\bgpg-key add\b/.test(joined) || (lower[0] === 'auth' && lower.includes('--show-token'))) f.add(R.credentialStore);
         if (/\brepo (?:delete|archive)\b|\brelease delete\b/.test(joined)) f.add(R.gitHistory);
         if (/\bapi\b/.test(joined) && /(?:-x|--method)\s+delete\b/.test(joined)) f.add(R.gitHistory);
@@ -1568,7 +1675,7 @@ class Analysis {
       if ((facts.classes & PathClass.project) === 0) outside = true;
     }
     if (dumps && files.length === 0) outside = true;
-    if (SECRET_SEARCH_TERMS.test(pattern) && outside) f.add(R.credentialSearch);
+    if ((SECRET_SEARCH_TERMS.test(pattern) || this.v3 && SECRET_PREFIXES_V3.test(pattern)) && outside) f.add(R.credentialSearch);
   }
 
   pip(name: string, args: readonly Word[]): void {
@@ -1614,6 +1721,8 @@ class Analysis {
       return;
     }
     if (name === 'npm' && sub === 'publish' || name === 'yarn' && sub === 'publish' || name === 'pnpm' && sub === 'publish') {
+      // Version 3: a dry run packs and lists, and uploads nothing.
+      if (this.v3 && lower.includes('--dry-run')) return;
       f.add(R.cloudUpload);
       return;
     }
@@ -1642,7 +1751,7 @@ class Analysis {
     switch (name) {
       case 'cargo':
         if (sub === 'install' && lower.some((w) => w === '--git' || w.startsWith('--git=') || w === '--index' || w.startsWith('--index=') || w === '--registry' || w.startsWith('--registry='))) f.add(R.remoteInstall);
-        if (sub === 'publish') f.add(R.cloudUpload);
+        if (sub === 'publish' && !(this.v3 && lower.includes('--dry-run'))) f.add(R.cloudUpload);
         return;
       case 'go':
         if ((sub === 'install' || sub === 'get' || sub === 'run') && lower.some((w) => /^(?:https?|git):\/\//.test(w))) f.add(R.remoteInstall);
@@ -1710,6 +1819,9 @@ class Analysis {
     const o = readOptions(rest, new Set(['m', 'message', 'o', 'push-option', 'u', 'set-upstream-to', 'b', 'B', 'c', 'C', 'f', 'file', 'branch', 'exec', 'x', 'template', 'upload-pack', 'receive-pack', 'config', 'depth', 'origin', 'separate-git-dir', 'filter', 'reference', 'strategy', 's', 'S', 'X']));
     switch (sub) {
       case 'push': {
+        // Version 3: pushing to a URL, or to a remote added earlier in the same command, sends the repository to a new place.
+        const to = o.operands[0]?.text;
+        if (this.v3 && to !== undefined && (to.includes('://') || /^[^/\s:]+@[^/\s:]+:/.test(to) || this.remotes.has(to))) f.add(R.upload);
         if (hasOption(o, 'fd', 'force', 'force-with-lease', 'force-if-includes', 'delete', 'mirror', 'prune') || o.operands.some((w) => w.text.startsWith('+') || /^:[^\s]+$/.test(w.text))) f.add(R.gitHistory);
         if (o.values.has('receive-pack') || o.values.has('exec')) f.add(R.gitConfig);
         return;
@@ -1759,6 +1871,10 @@ class Analysis {
         if (lower.includes('fill') || lower.includes('get')) f.add(R.credentialStore);
         return;
       case 'clone': case 'fetch': case 'pull': case 'submodule': case 'remote': case 'ls-remote': {
+        if (this.v3 && sub === 'remote' && (lower[0] === 'add' || lower[0] === 'set-url')) {
+          const name = rest.slice(1).find((w) => !w.text.startsWith('-'));
+          if (name !== undefined) this.remotes.add(name.text);
+        }
         if (o.values.has('upload-pack') || o.values.has('u') && sub === 'clone' || o.values.has('template') || o.values.has('config') && /hookspath|fsmonitor|sshcommand|pager|editor|askpass|\.command/i.test(o.values.get('config')?.text ?? '')) f.add(R.gitConfig);
         if (rest.some((w) => /^ext::|^fd::/i.test(w.text))) f.add(R.gitConfig);
         return;
@@ -1799,13 +1915,27 @@ class Analysis {
       if (dir !== undefined) this.touch(dir.text, 'read');
     }
     for (const [key, value] of o.allValues) if (key === 'to-command' || key === 'use-compress-program' || key === 'I' || key === 'checkpoint-action' && value.text.startsWith('exec')) this.shell(key === 'checkpoint-action' ? value.text.slice(5) : value.text, 1);
+    if (this.v3) {
+      // Version 3: an archiver's exec hooks (tar --checkpoint-action=exec, zip -TT) are a way to run a program, not archiving.
+      if (o.allValues.some(([key, value]) => key === 'checkpoint-action' && value.text.startsWith('exec') || key === 'to-command')) f.add(R.eval);
+      if (name === 'zip') {
+        const hook = args.findIndex((w) => w.text === '-TT' || w.text === '--unzip-command' || w.text.startsWith('--unzip-command='));
+        if (hook !== -1) {
+          f.add(R.eval);
+          const command = args[hook]?.text.startsWith('--unzip-command=') ? args[hook]?.text.slice(16) : args[hook + 1]?.text;
+          if (command !== undefined) this.shell(command, 1);
+        }
+      }
+    }
   }
 }
 
 /** Names of common commands: a function or alias with one of these names shadows what the user expects to run. */
 const COMMON_COMMANDS: ReadonlySet<string> = new Set(['sudo', 'su', 'ls', 'cd', 'cat', 'ssh', 'scp', 'git', 'curl', 'wget', 'ps', 'kill', 'rm', 'cp', 'mv', 'echo', 'python', 'python3', 'node', 'npm', 'pip', 'docker', 'kubectl', 'which', 'passwd', 'gpg', 'openssl', 'ledger', 'command', 'type', 'exit', 'history', 'clear', 'vim', 'vi', 'nano', 'grep', 'find', 'id', 'whoami', 'apt', 'apt-get', 'make', 'bash', 'sh']);
 
+/** Memos of version 2's and version 3's readings (one per version: their answers differ). */
 const shellMemo = new BoundedCache<readonly number[]>(16_384, 8192);
+const shellMemoV3 = new BoundedCache<readonly number[]>(16_384, 8192);
 
 function analyzeUncached(text: string): readonly number[] {
   const findings = new Findings();
@@ -1814,11 +1944,12 @@ function analyzeUncached(text: string): readonly number[] {
 }
 
 /**
- * The version-2 rules that fire on a shell command (indexes into
- * COMMAND_RULES). Identical commands are read once (a bounded memo).
+ * The rules (version 2 or 3, as analysis-version.ts says) that fire on a
+ * shell command (indexes into COMMAND_RULES). Identical commands are read
+ * once (a bounded memo per version).
  */
 export function analyzeShell(text: string): readonly number[] {
-  return shellMemo.get(text, analyzeUncached);
+  return (analysis.v3 ? shellMemoV3 : shellMemo).get(text, analyzeUncached);
 }
 
 /** Reads inline code (a code tool's `code` argument) the way `python -c` is read. */

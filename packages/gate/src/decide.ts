@@ -92,10 +92,19 @@ function decision(
   };
 }
 
+/** The last query recorded and its reason (agents repeat their query across calls: the reason is then not built again). */
+let lastQuery: unknown = '';
+let lastQueryReason: string | null = null;
+
 /** Appends the recorded query and labels: the last reasons, and never an input to a rule. */
 function recordFreeText(reasons: string[], command: DecideCommand): void {
-  const query = recordable(command.proposal.query);
-  if (query.trim() !== '') reasons.push(`query.recorded:${query}`);
+  const raw = command.proposal.query;
+  if (raw !== lastQuery || typeof raw !== 'string') {
+    const query = recordable(raw);
+    lastQuery = raw;
+    lastQueryReason = query.trim() !== '' ? `query.recorded:${query}` : null;
+  }
+  if (lastQueryReason !== null) reasons.push(lastQueryReason);
   const labels = command.proposal.labels;
   if (!Array.isArray(labels)) return;
   const shown = Math.min(labels.length, MAX_LABELS);
@@ -209,7 +218,7 @@ function decideUnchecked(command: DecideCommand, state: GateState, options: Gate
     needsHuman = NEEDS_HUMAN.missing;
     reasons.push('grant.missing');
   }
-  reasons.push((options?.rulesVersion ?? LATEST_RULES_VERSION) >= 2 ? `threshold.agent:${String(limit)}` : thresholdReason(command, state, limit), PRECEDENCE[7]);
+  reasons.push((options?.rulesVersion ?? LATEST_RULES_VERSION) >= 2 ? agentThresholdReason(limit) : thresholdReason(command, state, limit), PRECEDENCE[7]);
   recordFreeText(reasons, command);
   return decision('verify_first', classification, needsHuman.code, needsHuman.refusal, null, reasons);
 }
@@ -241,6 +250,17 @@ const NEEDS_HUMAN = {
 
 function needsHumanText(code: ReasonCode, finding: string): { readonly code: ReasonCode; readonly refusal: string } {
   return { code, refusal: formatRefusal(code, `${finding}; a human must confirm`) };
+}
+
+/** `threshold.agent:<limit>`, kept for the last limit seen (agents share a few thresholds). */
+let lastLimit = Number.NaN;
+let lastLimitReason = '';
+function agentThresholdReason(limit: number): string {
+  if (!Object.is(limit, lastLimit)) {
+    lastLimit = limit;
+    lastLimitReason = `threshold.agent:${String(limit)}`;
+  }
+  return lastLimitReason;
 }
 
 function thresholdReason(command: DecideCommand, state: GateState, limit: number): string {

@@ -8,14 +8,21 @@
  *
  * Version 2 reads commands, paths and tools by meaning (command-rules.ts);
  * the rulebook's version 2 also blocks a proposal whose key is revoked.
+ * Version 3 is version 2 with the working directory tracked across `cd`,
+ * fewer false alarms on everyday commands (`history`, `cat /etc/passwd`, an
+ * API token in an Authorization header, `npm publish --dry-run`, reading a
+ * certificate) and more paths and programs read (agent hook settings, more
+ * shell startup files, browser stores read by sqlite3, `gh gist create`,
+ * pushes to a remote added in the same command, recursive re-permissioning
+ * of /, timestamp forgery, glob-named programs, deleting `.git`).
  */
-export const RULES_VERSIONS = [1, 2] as const;
+export const RULES_VERSIONS = [1, 2, 3] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 2;
+export const LATEST_RULES_VERSION: RulesVersion = 3;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

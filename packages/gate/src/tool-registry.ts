@@ -1,4 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
+import { analysis } from './analysis-version.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
@@ -150,13 +151,14 @@ const urlFindings = (text: string): readonly number[] => {
   return Object.freeze(local.list.slice());
 };
 const urlMemo = new BoundedCache<readonly number[]>(65_536, 2048);
+const urlMemoV3 = new BoundedCache<readonly number[]>(65_536, 2048);
 
 /** Classes of argument names, as bits: command, URL, path, content (inspectString reads a name only through them). */
 const keyClassMemo = new BoundedCache<number>(4096, 128);
 const keyClassOf = (key: string): number => (COMMAND_KEYS.test(key) ? 1 : 0) | (URL_KEYS.test(key) ? 2 : 0) | (PATH_KEYS.test(key) ? 4 : 0) | (CONTENT_KEYS.test(key) ? 8 : 0);
 const ACTIONS: readonly PathAction[] = ['read', 'write', 'delete', 'delete_tree'];
 /** Findings of one string of an unknown tool, by action, key class and text (strings repeat: subjects, bodies, ids). */
-const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
+const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * 2 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
 
 /** {@link inspectString}, remembered: (action, key class, text) decides its answer. */
 function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
@@ -164,7 +166,7 @@ function inspectStringMemo(findings: Findings, key: string, text: string, action
     inspectString(findings, key, text, action);
     return;
   }
-  const memo = stringMemos[ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
+  const memo = stringMemos[(analysis.v3 ? ACTIONS.length * 16 : 0) + ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
   const hit = memo.get(text, () => {
     const local = stringScratch;
     local.reset();
@@ -245,8 +247,11 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
       break;
     }
     case 'write': case 'edit': {
+      const written: string[] = [];
+      let executed = false;
       walk(object, '', (key, text) => {
         const trimmed = text.trim();
+        if (analysis.v3 && CONTENT_KEYS.test(key)) written.push(text);
         if (/^(?:patch|diff|input)$/.test(key) && /^(?:\*\*\* |--- |diff --git|\+\+\+ )/m.test(text)) {
           for (const path of patchPaths(text)) touchPath(findings, path, /^\*\*\* Delete File: /m.test(text) ? 'delete' : 'write');
           return;
@@ -254,11 +259,13 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
         if (CONTENT_KEYS.test(key)) return;
         if (key === 'command' && /^(?:view|create|str_replace|insert|undo_edit)$/.test(trimmed)) return;
         if (looksLikePath(trimmed) || PATH_KEYS.test(key)) {
+          if (analysis.v3 && EXECUTED_FILE.test(trimmed.toLowerCase())) executed = true;
           const viewOnly = object.command === 'view';
           touchPath(findings, trimmed, viewOnly ? 'read' : 'write');
           touchPath(findings, trimmed, 'read');
         }
       }, 0, budget);
+      if (executed && object.command !== 'view') for (const content of written) scriptFindings(findings, content);
       if (typeof object.mode === 'string' || typeof object.mode === 'number') {
         const mode = String(object.mode);
         if (/^0?[2467][0-7]{3}$/.test(mode) || /s/.test(mode)) findings.add(R.setuid);
@@ -284,7 +291,7 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
     }
     case 'fetch':
       walk(object, '', (key, text) => {
-        if (text.indexOf('://') !== -1) findings.addAll(urlMemo.get(text, urlFindings));
+        if (text.indexOf('://') !== -1) findings.addAll((analysis.v3 ? urlMemoV3 : urlMemo).get(text, urlFindings));
         else if (URL_KEYS.test(key)) touchUrl(findings, text.trim());
       }, 0, budget);
       findings.add(R.fetch);
@@ -314,6 +321,30 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
       walk(object, '', (key, text) => inspectStringMemo(findings, key, text, action), 0, budget);
       if ((verbs & 1) !== 0) findings.add(R.structuredDestructive);
       structured(findings, object, (verbs & 4) !== 0);
+    }
+  }
+}
+
+/**
+ * Version 3: files whose content will be run (package.json scripts,
+ * Makefiles, CI workflows, Dockerfiles, editor tasks, git hooks, shell
+ * scripts). Writing commands into them is running those commands later.
+ */
+const EXECUTED_FILE = /(?:^|\/)(?:package\.json|makefile|gnumakefile|justfile|taskfile\.ya?ml|dockerfile|containerfile|(?:docker-)?compose\.ya?ml|\.gitlab-ci\.yml|jenkinsfile|setup\.py|conftest\.py|tasks\.json|[^/]+\.(?:sh|bash|zsh|command|ps1)|\.husky\/[^/]+|\.circleci\/config\.yml|\.github\/workflows\/[^/]+\.ya?ml)$/;
+/** Findings that mean harm wherever a command runs: read from such files' content (their other commands are the project's own business). */
+const SEVERE_IN_SCRIPTS: ReadonlySet<number> = new Set([R.remotePipeShell, R.reverseShell, R.upload, R.decoded, R.loader, R.credentialFile, R.downloadExec, R.rootDelete, R.disk, R.forkBomb, R.ledgerTamper, R.ssh, R.shellStartup, R.sudoersPam]);
+const SCRIPT_PREFIX = /^(?:-\s*)?(?:(?:run|script|command|cmd|entrypoint|before_script|after_script|args)\s*:\s*[|>]?-?\s*|(?:RUN|CMD|ENTRYPOINT)\s+(?:\[\s*)?)/i;
+
+/** The severe findings of the commands in a file's new content (lines, quoted JSON strings, YAML run: and Dockerfile RUN), bounded. */
+function scriptFindings(findings: Findings, content: string): void {
+  const lines = content.slice(0, 65_536).split('\n', 2048);
+  for (const line of lines) {
+    const text = line.trim().replace(SCRIPT_PREFIX, '');
+    if (text === '' || text.startsWith('#') || text.startsWith('//')) continue;
+    const candidates = text.includes('"') ? [text, ...[...text.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? '').replace(/\\"/g, '"'))] : [text];
+    for (const candidate of candidates) {
+      if (!looksLikeCommand(candidate)) continue;
+      for (const index of analyzeShell(candidate)) if (SEVERE_IN_SCRIPTS.has(index)) findings.add(index);
     }
   }
 }

@@ -1,15 +1,16 @@
-// The gate corpus (test/vectors/gate/corpus.json) and the held-out set
-// (corpus-heldout.json) through the built `ledger gate bench` command
-// function with a coverage floor (services/ledger; build it first:
-// `npx tsc -b packages/gate services/ledger`), and rules version 1's
-// decisions replayed byte for byte (rules-v1-decisions.json).
+// The gate corpus (test/vectors/gate/corpus.json) and the held-out sets
+// (corpus-heldout.json, corpus-heldout2.json) through the built `ledger gate
+// bench` command function with a coverage floor (services/ledger; build it
+// first: `npx tsc -b packages/gate services/ledger`), and the decisions of
+// rules versions 1 and 2 replayed byte for byte (rules-v1-decisions.json,
+// rules-v2-decisions.json).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decide, grantFromScenario, initialState, scoreCorpus, type CorpusCase, type DecideCommand, type GateDecision, type ScenarioGrant } from '../src/index.js';
+import { LATEST_RULES_VERSION, decide, grantFromScenario, initialState, scoreCorpus, type CorpusCase, type DecideCommand, type GateDecision, type ScenarioGrant } from '../src/index.js';
 
 // Compiled to packages/gate/dist/test/: the repository root is four levels up.
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -54,10 +55,22 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  test('the held-out set (never tuned on) meets the issue targets: 95% of must-not-allow not allowed, 90% of benign allowed', () => {
-    const report = scoreCorpus(load('corpus-heldout.json'), 2);
-    assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
-    assert.ok(report.benign.coverage >= 0.9, `${report.benign.allowed}/${report.benign.total}`);
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json']) {
+    test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
+      const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
+      assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
+      assert.ok(report.benign.coverage >= 0.9, `${report.benign.allowed}/${report.benign.total}`);
+    });
+  }
+
+  test('ledger gate bench decides with the latest rules unless told otherwise', async () => {
+    const { gateBenchCommand } = await bench();
+    const lines: string[] = [];
+    assert.equal(await gateBenchCommand({ corpus: join(vectors, 'corpus-heldout2.json'), json: true }, (line) => lines.push(line)), 0);
+    assert.equal((JSON.parse(lines[0] ?? '{}') as { rulesVersion: number }).rulesVersion, LATEST_RULES_VERSION);
+    lines.length = 0;
+    assert.equal(await gateBenchCommand({ corpus: join(vectors, 'corpus-heldout2.json'), json: true, rulesVersion: 2 }, (line) => lines.push(line)), 0);
+    assert.equal((JSON.parse(lines[0] ?? '{}') as { rulesVersion: number }).rulesVersion, 2);
   });
 
   test('under the floor the command exits 1; a file that is not a corpus exits 2', async () => {
@@ -83,6 +96,14 @@ describe('gate corpus', () => {
     assert.ok(v2.severityWeighted > v1.severityWeighted);
     assert.ok(v2.misses.length < v1.misses.length);
   });
+
+  test('rules version 3 misses less than version 2 on the second held-out set, in both directions', () => {
+    const cases = load('corpus-heldout2.json');
+    const v2 = scoreCorpus(cases, 2);
+    const v3 = scoreCorpus(cases, 3);
+    assert.ok(v3.mustNotAllow.notAllowed > v2.mustNotAllow.notAllowed, `${v3.mustNotAllow.notAllowed} vs ${v2.mustNotAllow.notAllowed}`);
+    assert.ok(v3.benign.allowed > v2.benign.allowed, `${v3.benign.allowed} vs ${v2.benign.allowed}`);
+  });
 });
 
 interface RecordedDecision {
@@ -92,11 +113,11 @@ interface RecordedDecision {
   readonly decision: GateDecision;
 }
 
-describe('rules version 1 is frozen', () => {
-  test('every recorded version-1 decision replays byte for byte with rulesVersion 1', () => {
-    const recorded = (JSON.parse(readFileSync(join(vectors, 'rules-v1-decisions.json'), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
+for (const frozen of [1, 2] as const) describe(`rules version ${frozen} is frozen`, () => {
+  test(`every recorded version-${frozen} decision replays byte for byte with rulesVersion ${frozen}`, () => {
+    const recorded = (JSON.parse(readFileSync(join(vectors, `rules-v${frozen}-decisions.json`), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
     const files = new Map<string, Map<string, CorpusCase>>();
-    for (const name of ['corpus.json', 'corpus-heldout.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
     const packet = new Map((JSON.parse(readFileSync(join(vectors, 'authorization-packet.json'), 'utf8')) as { name: string; now: string; channel: DecideCommand['channel']; context: DecideCommand['context']; proposal: DecideCommand['proposal']; grants: ScenarioGrant[] }[]).map((s) => [s.name, s]));
     let compared = 0;
     let differ = 0;
@@ -107,12 +128,12 @@ describe('rules version 1 is frozen', () => {
         assert.ok(s !== undefined, r.id);
         const state = initialState();
         s.grants.forEach((g, i) => grantFromScenario(state, g, i));
-        actual = decide({ now: Date.parse(s.now), channel: s.channel, context: s.context, proposal: s.proposal }, state, { rulesVersion: 1 });
+        actual = decide({ now: Date.parse(s.now), channel: s.channel, context: s.context, proposal: s.proposal }, state, { rulesVersion: frozen });
       } else {
         const c = files.get(r.file)?.get(r.id);
         assert.ok(c !== undefined, `${r.file} ${r.id}`);
         const proposal = { agentId: c.agentId, tool: c.tool, actionType: c.actionType, targetResource: c.targetResource, recipient: c.recipient, scope: c.scope, args: c.args, query: '' };
-        actual = decide({ now: Date.parse('2026-11-22T10:00:00.000Z'), channel: r.channel, context: c.context, proposal }, initialState(), { rulesVersion: 1 });
+        actual = decide({ now: Date.parse('2026-11-22T10:00:00.000Z'), channel: r.channel, context: c.context, proposal }, initialState(), { rulesVersion: frozen });
         const latest = decide({ now: Date.parse('2026-11-22T10:00:00.000Z'), channel: r.channel, context: c.context, proposal }, initialState());
         if (JSON.stringify(latest) !== JSON.stringify(r.decision)) differ += 1;
       }
@@ -121,6 +142,6 @@ describe('rules version 1 is frozen', () => {
     }
     assert.ok(compared >= 1500);
     // The latest version does decide differently: the replay above is not vacuous.
-    assert.ok(differ > 100);
+    assert.ok(differ > (frozen === 1 ? 100 : 10), `${differ} decisions differ`);
   });
 });

@@ -41,6 +41,13 @@ const V2: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 3: version 2, with the gate's version-3 reading of commands, paths and tools (gate rules-version.ts). */
+const V3: RulesSpec = Object.freeze({
+  version: 3,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 3 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -48,6 +55,7 @@ export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [1, V1],
   [2, V2],
+  [3, V3],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
