@@ -211,7 +211,9 @@ if (PARTS.includes('2')) {
         }
         samples.push(Math.min(...readings));
       }
-      progress(`${n + 1} proposals accepted; API RSS ${rss().toFixed(0)} MiB`);
+      const metrics = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+      const gauge = (name) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
+      progress(`${n + 1} proposals accepted; API RSS ${rss().toFixed(0)} MiB, heap used ${(gauge('nodejs_heap_size_used_bytes') / 2 ** 20).toFixed(0)} of ${(gauge('nodejs_heap_size_total_bytes') / 2 ** 20).toFixed(0)} MiB, ${gauge('ledger_api_pending_statements')} statements pending`);
     }
   }
   await Promise.all(inFlight);

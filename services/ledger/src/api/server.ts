@@ -347,6 +347,9 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       throw err;
     }
     const { state, size } = deps.follower.current();
+    // Before the authority stream's genesis is folded (a fresh installation starting) nothing can be judged:
+    // a start-up outage, retryable, never a refusal of the statement.
+    if (state.config === undefined && statement.type !== 'genesis') throw new OperationalError(OperationalCode.UNAVAILABLE, 'the ledger has not folded its genesis yet: retry shortly', { retryable: true });
     try {
       // What the API can know at once is answered at once, with the code the sequencer would record.
       const freshnessMs = state.config?.freshnessMs;
@@ -485,8 +488,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   app.get('/readyz', async (_req, reply) => {
     const checks: Record<string, { up: boolean; error?: string }> = { ...(deps.dependencies?.() ?? {}) };
     try {
-      deps.follower.current();
-      checks['authority'] = { up: true };
+      checks['authority'] = deps.follower.current().state.config === undefined ? { up: false, error: 'no genesis folded yet' } : { up: true };
     } catch (err) {
       checks['authority'] = { up: false, error: (err as Error).message };
     }
