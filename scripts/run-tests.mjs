@@ -138,6 +138,8 @@ const reporter = process.stdout.isTTY ? 'spec' : 'tap';
 const result = spawnSync(process.execPath, ['--test', `--test-reporter=${reporter}`, ...selected.map((f) => relative(root, f))], {
   cwd: root,
   stdio: 'inherit',
+  // Roles started by the tests log warnings and errors only (LEDGER_LOG_LEVEL=info brings back every request line).
+  env: { ...process.env, LEDGER_LOG_LEVEL: process.env.LEDGER_LOG_LEVEL ?? 'warn' },
 });
 if (auto) console.log(`run-tests: ${selected.length} files ran (unit and local always; int and e2e where their services answered); exit ${result.status}`);
 process.exit(result.status ?? 1);

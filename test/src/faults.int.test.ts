@@ -220,7 +220,15 @@ describe('projector and broker faults', () => {
     const pool = new pg.Pool({ connectionString: home.config.pgUrl });
     try {
       const projection = new Projection(pool);
-      await eventually(async () => ((await projection.head(p)).size === logSize ? true : undefined), 120_000, 'the projector to catch up');
+      // The last projector started may still be creating its database and tables: until then the head cannot be read.
+      const caughtUp = async (): Promise<true | undefined> => {
+        try {
+          return (await projection.head(p)).size === logSize ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      };
+      await eventually(caughtUp, 120_000, 'the projector to catch up');
       await killHard(projector);
       await killHard(sequencer);
       const head = await projection.head(p);

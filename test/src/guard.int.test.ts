@@ -372,8 +372,8 @@ describe('the executor refuses what does not verify, and records it', () => {
       assert.ok(wanted?.record !== null && wanted !== undefined);
       const seen = await eventually(async () => {
         for await (const record of bus.readRange(topics.refusal('CHECKPOINT_INVALID'), 0, '0')) {
-          const value = JSON.parse(record.value.toString('utf8')) as { ledger: { entry: Entry }; status_code: string };
-          if (value.ledger.entry.envelope.statement.type === 'execution.refused' && value.ledger.entry.envelope.statement.id === wanted.record?.id) return value;
+          const value = JSON.parse(record.value.toString('utf8')) as { unmapped: { entry: Entry }; status_code: string };
+          if (value.unmapped.entry.envelope.statement.type === 'execution.refused' && value.unmapped.entry.envelope.statement.id === wanted.record?.id) return value;
         }
         return undefined;
       }, 30_000, 'the SIEM record');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { exportCommand } from '@agent-ledger/ledger';
 import type { Entry } from '@agent-ledger/core';
-import { PINNED_ROLES } from '@agent-ledger/client';
+import { formatTrust, trustFromGenesis } from '@agent-ledger/client';
 import { repoRoot } from './fixtures.js';
 import { eventually, freshHome, getJson } from './live.js';
 
@@ -104,10 +104,6 @@ export function proposalsOfCall(entries: readonly Entry[], callId: string): Entr
  */
 export function foreignTrustFile(file: string): string {
   const other = freshHome();
-  const genesis = other.genesis();
-  const keys = genesis.statement.body.keys
-    .filter((k) => k.roles.some((r) => (PINNED_ROLES as readonly string[]).includes(r)))
-    .map((k) => ({ keyId: k.keyId, principal: k.principal, roles: k.roles, registeredAt: 0, revokedAt: null }));
-  writeFileSync(file, JSON.stringify({ v: 1, trustRoot: other.trustRoot, genesis, authoritySize: 1, keys }));
+  writeFileSync(file, formatTrust(trustFromGenesis(other.genesis())));
   return file;
 }

@@ -212,7 +212,7 @@ export function initHome(
     eventPartitions,
     freshnessMs,
     checkpointEvery: 1000,
-    checkpointIntervalMs: 1000,
+    checkpointIntervalMs: 200,
     kafkaBrokers: ['127.0.0.1:9092'],
     pgUrl: options.pgUrl ?? `postgres://postgres@127.0.0.1:5432/ledger_${installation}`,
     apiPort: options.apiPort ?? 8787,
