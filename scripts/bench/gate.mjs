@@ -7,6 +7,9 @@
 //   BENCH_GATE_GRANTS=20000 BENCH_GATE_REQUESTS=50000 node scripts/bench/gate.mjs
 //   BENCH_GATE_CEDAR=0 node scripts/bench/gate.mjs   decide() alone
 //   BENCH_GATE_PARSE_SHARE=0 ...                     without the parse-share section (for profiling the streams)
+//   BENCH_GATE_OTHER=/path/to/other/gate/dist/src/index.js BENCH_GATE_CEDAR=0 ...
+//     also times decide() of another build of the gate (say, main's) on the same state, its passes alternating
+//     with this build's: an A/B comparison of a speed change that the machine's load reaches alike
 //   BENCH_GATE_DUMP=out.ndjson BENCH_GATE_RULES=2 node scripts/bench/gate.mjs
 //     writes every decision of both streams (and of their distinct-command variants) as JSON lines and exits:
 //     a speed change must leave this file byte-identical for every frozen rules version
@@ -42,6 +45,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const gate = await import(join(root, 'packages/gate/dist/src/index.js'));
 // The shell parser alone (rules version 2 parses every command an execution tool proposes), for the parse share.
 const shellSyntax = await import(join(root, 'packages/gate/dist/src/shell-syntax.js'));
+const other = process.env.BENCH_GATE_OTHER === undefined ? null : await import(process.env.BENCH_GATE_OTHER);
 const cedar = createRequire(import.meta.url)('@cedar-policy/cedar-wasm/nodejs');
 
 const GRANTS = Number(process.env.BENCH_GATE_GRANTS ?? 100_000);
@@ -256,6 +260,31 @@ function measure(s, fns, passes) {
   }
   return fns.map((fn, f) => summary(s, best[f], latencies(s, fn)));
 }
+/**
+ * Throughput ratio of `a` to `b` from the sums over 1000-request chunks of
+ * each chunk's best time (chunks of `a` and `b` alternating, each first on
+ * every other pass, so that neither always finds the chunk's grants in the
+ * cache): a pass that the scheduler interrupted loses one chunk, not the
+ * pass. For A/B comparisons.
+ */
+function chunkRatio(s, a, b, passes) {
+  const n = s.requests.length;
+  const chunks = Math.ceil(n / 1000);
+  const best = [new Float64Array(chunks).fill(Infinity), new Float64Array(chunks).fill(Infinity)];
+  for (let pass = 0; pass < passes; pass++) {
+    for (let c = 0; c < chunks; c++) {
+      const end = Math.min(n, (c + 1) * 1000);
+      (pass % 2 === 0 ? [0, 1] : [1, 0]).forEach((f) => {
+        const fn = f === 0 ? a : b;
+        const t = performance.now();
+        for (let i = c * 1000; i < end; i++) sink += fn(i);
+        best[f][c] = Math.min(best[f][c], performance.now() - t);
+      });
+    }
+  }
+  const sum = (times) => times.reduce((total, x) => total + x, 0);
+  return sum(best[1]) / sum(best[0]);
+}
 const fmt = (x, digits = 1) => x.toFixed(digits);
 function row(name, r) {
   const kinds = Object.entries(r.byKind).map(([k, v]) => `${k} ${fmt(percentile(v, 0.5), 2)}/${fmt(percentile(v, 0.99), 2)}`).join('  ');
@@ -272,7 +301,15 @@ for (const s of streams) {
   console.log(`${s.name}: hit ${s.kinds.hit}, near miss ${s.kinds.near}, miss ${s.kinds.miss}; decide() outcomes ${JSON.stringify(outcomes)}`);
   const decideOne = (i) => gate.decide(s.requests[i].command, state, RULES).tier;
   if (!WITH_CEDAR) {
-    console.log(row('decide()', measure(s, [decideOne], PASSES)[0]));
+    if (other === null) {
+      console.log(row('decide()', measure(s, [decideOne], PASSES)[0]));
+      continue;
+    }
+    const decideOther = (i) => other.decide(s.requests[i].command, state, RULES).tier;
+    const [ours, theirs] = measure(s, [decideOne, decideOther], PASSES);
+    console.log(row('decide()', ours));
+    console.log(row('decide() of BENCH_GATE_OTHER', theirs));
+    console.log(`  ratio decide/other: ${fmt(ours.perSecond / theirs.perSecond, 3)}x (best passes); ${fmt(chunkRatio(s, decideOne, decideOther, PASSES), 3)}x (best of each 1000-request chunk)`);
     continue;
   }
   // Agreement: Cedar allows exactly when the grant table has an exact, active, in-window allow grant and no such block grant.
