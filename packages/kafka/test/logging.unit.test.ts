@@ -4,7 +4,13 @@ import { logLevel } from 'kafkajs';
 import type { LogEntry } from 'kafkajs';
 import { kafkaLogLevel, ledgerLogCreator } from '../src/kafkajs/logging.js';
 
-test('LEDGER_LOG_LEVEL picks the kafkajs level; error when unset or unknown', () => {
+test('LEDGER_LOG_LEVEL picks the kafkajs level; error when unset or unknown', (t) => {
+  // Unset means unset here, whatever the environment the tests run in sets.
+  const ambient = process.env.LEDGER_LOG_LEVEL;
+  delete process.env.LEDGER_LOG_LEVEL;
+  t.after(() => {
+    if (ambient !== undefined) process.env.LEDGER_LOG_LEVEL = ambient;
+  });
   assert.equal(kafkaLogLevel(undefined), logLevel.ERROR);
   assert.equal(kafkaLogLevel('verbose'), logLevel.ERROR);
   assert.equal(kafkaLogLevel(' DEBUG '), logLevel.DEBUG);
