@@ -30,18 +30,29 @@ sign() {
   jq -c --arg k "$KEY_ID" --arg s "$sig" '{statement: ., signatures: [{keyId: $k, sig: $s}]}' "$WORK/statement.json"
 }
 
+# get PATH: a signed read (docs/http.md, "Signed reads"). The key signs
+# "agent-ledger/read/v1\nGET\nPATH\nTIMESTAMP_MS\nNONCE\n" (no body); the API answers
+# an agent only about its own proposals, decisions and receipts.
+get() {
+  local ts nonce sig
+  ts=$(date +%s%3N); nonce=$(openssl rand -hex 16)
+  printf 'agent-ledger/read/v1\nGET\n%s\n%s\n%s\n' "$1" "$ts" "$nonce" > "$WORK/read.bin"
+  sig=$(openssl pkeyutl -sign -rawin -inkey "$WORK/key.pem" -in "$WORK/read.bin" | base64 -w0)
+  curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H "authorization: Ledger-Ed25519 keyId=$KEY_ID,ts=$ts,nonce=$nonce,sig=$sig" "$API$1"
+}
+
 BODY=$(jq -cn --arg p "$PRINCIPAL" --arg c "$COMMAND" '{agentId: $p, tool: "shell", actionType: "shell.exec", targetResource: "host/build-01",
   recipient: "none", scope: "workspace", args: {command: $c}, query: "run a command", labels: [], channel: "api", context: {}}')
-HASH=$(sign proposal.submitted "$BODY" | curl -sf -H 'content-type: application/json' --data-binary @- "$API/v1/statements" | jq -r .statementHash)
+HASH=$(sign proposal.submitted "$BODY" | curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H 'content-type: application/json' --data-binary @- "$API/v1/statements" | jq -r .statementHash)
 [ "$HASH" = "$(tr -d '\n' < "$WORK/statement.json" | sha256sum | cut -c1-64)" ] || { echo "the API acknowledged another statement" >&2; exit 2; }
 
 # The final decision (long-poll), then its receipt (waits for the covering checkpoint).
 for try in 1 2 3 4; do  # up to 100 s; then nothing runs
-  curl -sf "$API/v1/decisions/$HASH?waitMs=25000" > "$WORK/decision.json" && jq -e .entry "$WORK/decision.json" > /dev/null && break
+  get "/v1/decisions/$HASH?waitMs=25000" > "$WORK/decision.json" && jq -e .entry "$WORK/decision.json" > /dev/null && break
   [ "$try" = 4 ] && { echo "no decision: not running it" >&2; exit 2; }
 done
 POSITION=$(jq -r '"\(.entry.partition)/\(.entry.index)"' "$WORK/decision.json")
-curl -sf "$API/v1/receipts/$POSITION?waitMs=10000" > "$WORK/receipt.json"
+get "/v1/receipts/$POSITION?waitMs=10000" > "$WORK/receipt.json"
 
 if VERDICT=$($LEDGER verify-receipt "$WORK/receipt.json" --trust "$HOME_DIR/trust.json" --proposal "$HASH" --agent "$PRINCIPAL" --json); then
   OUTCOME=$(jq -r .entry.envelope.statement.body.outcome "$WORK/receipt.json")
@@ -50,6 +61,6 @@ else
   CODE=$(jq -r .code <<< "$VERDICT")
   REFUSAL=$(jq -cn --arg p "$PRINCIPAL" --arg h "$HASH" --arg c "$CODE" --arg d "$(jq -r .message <<< "$VERDICT" | tr -cd '[:print:]')" --arg e "$(jq -cS . "$WORK/receipt.json" | tr -d '\n' | sha256sum | cut -c1-64)" \
     '{agentId: $p, proposal: $h, code: $c, refusal: "REFUSED: \($c): the executor refused the decision: \($d)", claimed: null, evidence: $e}')
-  sign execution.refused "$REFUSAL" | curl -sf -H 'content-type: application/json' --data-binary @- "$API/v1/statements" > /dev/null
+  sign execution.refused "$REFUSAL" | curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H 'content-type: application/json' --data-binary @- "$API/v1/statements" > /dev/null
   echo "refused by the executor: $CODE" >&2; exit 1
 fi

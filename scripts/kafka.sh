@@ -13,6 +13,9 @@
 #   status           exit 0 if the broker process is running, 1 if not
 #   logs [-f] [-n N] show (or follow) the broker log
 #   reset            stop + wipe the data directory
+#   cluster start|stop|status|logs N|reset
+#                    a three-node cluster on loopback (see "Cluster" below); the
+#                    single-broker commands above are independent of it
 #
 # Environment (defaults in brackets):
 #   KAFKA_VERSION          broker version [4.1.2]; 3.9.x also supported
@@ -30,6 +33,26 @@
 #   broker.log       broker log    broker.pid   pid of the running broker
 #   cluster.id       generated once, reused by every format
 #   server.properties rendered from deploy/kafka/server.properties
+#
+# Cluster: `cluster start` runs KAFKA_CLUSTER_NODES (3) KRaft nodes, each a
+# combined broker + controller (three JVMs, not six, on a small machine; a
+# quorum of three voters and replication factor 3 both survive one lost node),
+# from the same jars, rendered from deploy/kafka/cluster.properties. Node i
+# (1-based) listens on KAFKA_CLUSTER_PORT+i-1 (clients) and
+# KAFKA_CLUSTER_PORT+N+i-1 (controller). `start` starts the nodes that are not
+# running (so it also restarts one that was killed) and waits until every node
+# answers and lists all N brokers; it prints the LEDGER_KAFKA_BROKERS list.
+# `status` prints each node (pid, port, running / paused / down) and the active
+# controller (from the quorum-state files), exit 1 when a node is down. `stop`
+# stops every node; `logs N [-f]` shows node N's log; `reset` stops and wipes.
+#   KAFKA_CLUSTER_PORT     first client port [9192]
+#   KAFKA_CLUSTER_NODES    nodes [3]
+#   KAFKA_CLUSTER_HEAP     JVM heap flags per node ["-Xmx384m -Xms128m"]
+#   KAFKA_CLUSTER_DIR      state [<repo>/.stack/kafka-cluster]: cluster.id and
+#                          node-<i>/{data,server.properties,broker.log,broker.pid}
+# The ledger on it: LEDGER_KAFKA_BROKERS=<printed list> and
+# LEDGER_KAFKA_DEPLOYMENT=cluster (replication factor 3, min.insync.replicas 2,
+# deploy/topics.json).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
@@ -130,16 +153,17 @@ metadata_ready() {
   # A broker that is still starting accepts connections but may not answer:
   # keep each attempt short (${1:-1}s) and let the caller retry.
   # shellcheck disable=SC2016 # expanded by the inner shell
+  local port=${2:-$KAFKA_PORT} min=${3:-1}
   hex=$(timeout "${1:-1}" bash -c '
       exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
       # size=23 | api_key=3 (Metadata) | version=4 | correlation_id="kfk1"
       # | client_id="kafka.sh" | topics=null (all) | allow_auto_topic_creation=false
       printf "\x00\x00\x00\x17\x00\x03\x00\x04kfk1\x00\x08kafka.sh\xff\xff\xff\xff\x00" >&3
       head -c 16 <&3 | od -An -v -tx1 | tr -d " \n"
-    ' _ "$KAFKA_PORT" 2>/dev/null) || return 1
+    ' _ "$port" 2>/dev/null) || return 1
   # response: size(4) correlation_id(4) throttle_time_ms(4) brokers.length(4)
   [[ ${#hex} -eq 32 && ${hex:8:8} == 6b666b31 ]] || return 1
-  (( 16#${hex:24:8} >= 1 && 16#${hex:24:8} < 16#80000000 ))
+  (( 16#${hex:24:8} >= min && 16#${hex:24:8} < 16#80000000 ))
 }
 
 # ------------------------------------------------------------------ install --
@@ -373,6 +397,234 @@ do_reset() {
   say "wiped $(rel "$DATA")"
 }
 
+# ------------------------------------------------------------------ cluster --
+
+KAFKA_CLUSTER_PORT=${KAFKA_CLUSTER_PORT:-9192}
+KAFKA_CLUSTER_NODES=${KAFKA_CLUSTER_NODES:-3}
+KAFKA_CLUSTER_HEAP=${KAFKA_CLUSTER_HEAP:--Xmx384m -Xms128m}
+KAFKA_CLUSTER_DIR=${KAFKA_CLUSTER_DIR:-$ROOT/.stack/kafka-cluster}
+
+node_dir() { printf '%s/node-%s' "$KAFKA_CLUSTER_DIR" "$1"; }
+node_port() { printf '%s' $((KAFKA_CLUSTER_PORT + $1 - 1)); }
+node_controller_port() { printf '%s' $((KAFKA_CLUSTER_PORT + KAFKA_CLUSTER_NODES + $1 - 1)); }
+
+cluster_check_env() {
+  [[ $KAFKA_CLUSTER_PORT =~ ^[0-9]+$ ]] || die "KAFKA_CLUSTER_PORT='$KAFKA_CLUSTER_PORT' must be a number"
+  [[ $KAFKA_CLUSTER_NODES =~ ^[1-9]$ ]] || die "KAFKA_CLUSTER_NODES='$KAFKA_CLUSTER_NODES' must be 1 to 9"
+  (( KAFKA_CLUSTER_PORT + 2 * KAFKA_CLUSTER_NODES <= 65536 )) || die "KAFKA_CLUSTER_PORT=$KAFKA_CLUSTER_PORT leaves no room for $KAFKA_CLUSTER_NODES nodes"
+}
+
+cluster_lock() {
+  mkdir -p "$KAFKA_CLUSTER_DIR"
+  exec 9>"$KAFKA_CLUSTER_DIR/.lock"
+  if command -v flock >/dev/null 2>&1; then
+    flock -w 900 9 || die "timed out waiting for $(rel "$KAFKA_CLUSTER_DIR/.lock")"
+  fi
+}
+
+cluster_nodes() { seq 1 "$KAFKA_CLUSTER_NODES"; }
+
+# Prints node $1's pid when it runs (from its pidfile, else found via /proc).
+node_pid() {
+  local props pidfile pid cmdline f
+  props="$(node_dir "$1")/server.properties"
+  pidfile="$(node_dir "$1")/broker.pid"
+  pid=""
+  [[ -f $pidfile ]] && pid=$(<"$pidfile")
+  for candidate in "$pid" $(
+    for f in /proc/[0-9]*/cmdline; do p=${f#/proc/}; printf '%s\n' "${p%/cmdline}"; done 2>/dev/null
+  ); do
+    [[ $candidate =~ ^[0-9]+$ ]] && kill -0 "$candidate" 2>/dev/null || continue
+    cmdline=$(tr '\0' ' ' <"/proc/$candidate/cmdline" 2>/dev/null) || continue
+    if [[ $cmdline == *" kafka.Kafka $props"* ]]; then
+      [[ $candidate == "$pid" ]] || printf '%s\n' "$candidate" >"$pidfile"
+      printf '%s\n' "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+cluster_brokers() {
+  local i list=()
+  for i in $(cluster_nodes); do list+=("127.0.0.1:$(node_port "$i")"); done
+  (IFS=,; printf '%s\n' "${list[*]}")
+}
+
+cluster_voters() {
+  local i list=()
+  for i in $(cluster_nodes); do list+=("$i@127.0.0.1:$(node_controller_port "$i")"); done
+  (IFS=,; printf '%s' "${list[*]}")
+}
+
+cluster_render() {
+  local i=$1 dir tmp
+  dir=$(node_dir "$i")
+  tmp="$dir/server.properties.tmp"
+  sed -e "s|@NODE_ID@|$i|g" \
+      -e "s|@BROKER_PORT@|$(node_port "$i")|g" \
+      -e "s|@CONTROLLER_PORT@|$(node_controller_port "$i")|g" \
+      -e "s|@VOTERS@|$(cluster_voters)|g" \
+      -e "s|@DATA_DIR@|$(sed_escape "$dir/data")|g" \
+      "$DEPLOY/cluster.properties" >"$tmp"
+  mv "$tmp" "$dir/server.properties"
+}
+
+cluster_format() {
+  local i=$1 dir cid marker
+  dir=$(node_dir "$i")
+  marker="version=$KAFKA_MAJOR.$KAFKA_MINOR voters=$(cluster_voters)"
+  if [[ -f $dir/data/meta.properties ]]; then
+    [[ ! -f $dir/data/.kafka-sh-format || $(<"$dir/data/.kafka-sh-format") == "$marker" ]] ||
+      die "$(rel "$dir/data") was formatted with $(<"$dir/data/.kafka-sh-format"), not $marker; run 'scripts/kafka.sh cluster reset' (wipes data) or use the old settings"
+    return 0
+  fi
+  cid=$(CLUSTER_ID_FILE="$KAFKA_CLUSTER_DIR/cluster.id" cluster_id)
+  rm -rf "$dir/data"
+  mkdir -p "$dir/data"
+  if ! "$JAVA" -Xmx256m "${LOG_OPTS[@]}" -cp "$LIBS/*" kafka.tools.StorageTool format -t "$cid" -c "$dir/server.properties" >>"$dir/broker.log" 2>&1 9>&-; then
+    tail -n 20 "$dir/broker.log" >&2
+    rm -rf "$dir/data"
+    die "storage format of node $i failed"
+  fi
+  printf '%s\n' "$marker" >"$dir/data/.kafka-sh-format"
+}
+
+cluster_launch() {
+  local i=$1 dir heap extra jvm n
+  dir=$(node_dir "$i")
+  read -r -a heap <<<"$KAFKA_CLUSTER_HEAP"
+  read -r -a extra <<<"$KAFKA_OPTS"
+  jvm=("${heap[@]}" -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
+       -XX:+ExplicitGCInvokesConcurrent -XX:TieredStopAtLevel=1 -XX:CICompilerCount=2 -Djava.awt.headless=true
+       "-Dkafka.logs.dir=$dir" "${LOG_OPTS[@]}" "${extra[@]}")
+  rm -f "$dir/broker.pid"
+  [[ -s $dir/broker.log ]] && mv -f "$dir/broker.log" "$dir/broker.log.1"
+  (
+    cd "$dir"
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    exec setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$dir/broker.pid" \
+      "$JAVA" "${jvm[@]}" -cp "$LIBS/*" kafka.Kafka "$dir/server.properties"
+  ) >>"$dir/broker.log" 2>&1 </dev/null 9>&- &
+  for ((n = 0; n < 100; n++)); do
+    [[ -s $dir/broker.pid ]] && return 0
+    sleep 0.05
+  done
+  die "node $i did not start"
+}
+
+cluster_start() {
+  local i pid started=() t0=${EPOCHREALTIME/[.,]/} port
+  do_install >/dev/null
+  mkdir -p "$KAFKA_CLUSTER_DIR"
+  for i in $(cluster_nodes); do
+    mkdir -p "$(node_dir "$i")"
+    node_pid "$i" >/dev/null && continue
+    for port in "$(node_port "$i")" "$(node_controller_port "$i")"; do
+      port_open "$port" && die "127.0.0.1:$port (node $i) is already in use by another process (set KAFKA_CLUSTER_PORT)"
+    done
+    cluster_render "$i"
+    cluster_format "$i"
+    cluster_launch "$i"
+    printf '%s\n' "$KAFKA_VERSION" >"$(node_dir "$i")/broker.version"
+    started+=("$i")
+  done
+  (( ${#started[@]} > 0 )) && say "starting node(s) ${started[*]} (kafka $KAFKA_VERSION)"
+  local start=$SECONDS
+  for i in $(cluster_nodes); do
+    while ! metadata_ready 2 "$(node_port "$i")" "$KAFKA_CLUSTER_NODES"; do
+      if ! pid=$(node_pid "$i"); then
+        tail -n 40 "$(node_dir "$i")/broker.log" >&2 || true
+        die "node $i exited during startup (see $(rel "$(node_dir "$i")/broker.log"))"
+      fi
+      if (( SECONDS - start >= KAFKA_START_TIMEOUT )); then
+        tail -n 40 "$(node_dir "$i")/broker.log" >&2 || true
+        die "node $i did not list $KAFKA_CLUSTER_NODES live brokers within ${KAFKA_START_TIMEOUT}s (KAFKA_START_TIMEOUT); 'cluster stop' stops the others"
+      fi
+      sleep 0.3
+    done
+  done
+  local ms=$(( (${EPOCHREALTIME/[.,]/} - t0) / 1000 ))
+  say "cluster ready in $((ms / 1000)).$(printf '%03d' $((ms % 1000)) | cut -c1)s ($KAFKA_CLUSTER_NODES nodes, $(rel "$KAFKA_CLUSTER_DIR"))"
+  printf 'LEDGER_KAFKA_BROKERS=%s\n' "$(cluster_brokers)"
+}
+
+cluster_stop() {
+  local i pid pids=() n
+  for i in $(cluster_nodes); do
+    if pid=$(node_pid "$i"); then
+      kill -CONT "$pid" 2>/dev/null || true   # a paused node cannot shut down
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+  done
+  if (( ${#pids[@]} == 0 )); then say "cluster not running"; return 0; fi
+  say "stopping ${#pids[@]} node(s) (pids ${pids[*]})"
+  for ((n = 0; n < KAFKA_STOP_TIMEOUT * 10; n++)); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    (( alive )) || break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then say "pid $pid still running after ${KAFKA_STOP_TIMEOUT}s; sending SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  for i in $(cluster_nodes); do rm -f "$(node_dir "$i")/broker.pid"; done
+  say "cluster stopped"
+}
+
+# The active controller: the leader with the highest epoch among the running
+# nodes' quorum-state files (each voter writes the leader it knows of).
+cluster_leader() {
+  local i file best_epoch=-1 best=""
+  for i in $(cluster_nodes); do
+    file="$(node_dir "$i")/data/__cluster_metadata-0/quorum-state"
+    [[ -f $file ]] && node_pid "$i" >/dev/null || continue   # a stopped node's file is stale
+    local text leader epoch
+    text=$(<"$file")
+    [[ $text =~ \"leaderId\":(-?[0-9]+) ]] && leader=${BASH_REMATCH[1]} || continue
+    [[ $text =~ \"leaderEpoch\":([0-9]+) ]] && epoch=${BASH_REMATCH[1]} || continue
+    if (( leader >= 0 && epoch > best_epoch )); then best_epoch=$epoch; best="$leader epoch $epoch"; fi
+  done
+  [[ -n $best ]] && printf '%s\n' "$best"
+}
+
+cluster_status() {
+  local i pid state down=0 leader
+  for i in $(cluster_nodes); do
+    if pid=$(node_pid "$i"); then
+      state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
+      if [[ $state == T ]]; then state="paused (SIGSTOP)"
+      elif metadata_ready 3 "$(node_port "$i")"; then state="running and ready"
+      else state="running, not answering"; fi
+      printf 'node %s: %s (pid %s, broker 127.0.0.1:%s, controller 127.0.0.1:%s)\n' "$i" "$state" "$pid" "$(node_port "$i")" "$(node_controller_port "$i")"
+    else
+      down=1
+      printf 'node %s: down (broker 127.0.0.1:%s, controller 127.0.0.1:%s)\n' "$i" "$(node_port "$i")" "$(node_controller_port "$i")"
+    fi
+  done
+  if leader=$(cluster_leader); then printf 'active controller: node %s\n' "$leader"; else printf 'active controller: unknown\n'; fi
+  printf 'LEDGER_KAFKA_BROKERS=%s\n' "$(cluster_brokers)"
+  return "$down"
+}
+
+cluster() {
+  cluster_check_env
+  local sub=${1:-}
+  [[ $# -gt 0 ]] && shift
+  case $sub in
+    start)  cluster_lock; cluster_start ;;
+    stop)   cluster_lock; cluster_stop ;;
+    status) cluster_status ;;
+    logs)
+      local i=${1:?usage: cluster logs N [-f]}; shift
+      [[ $i =~ ^[0-9]+$ ]] && (( i >= 1 && i <= KAFKA_CLUSTER_NODES )) || die "no node $i"
+      exec tail -n 200 ${1:+-F} "$(node_dir "$i")/broker.log" ;;
+    reset)  cluster_lock; cluster_stop; rm -rf "$KAFKA_CLUSTER_DIR"; say "wiped $(rel "$KAFKA_CLUSTER_DIR")" ;;
+    *) die "usage: scripts/kafka.sh cluster start|stop|status|logs N [-f]|reset" ;;
+  esac
+}
+
 usage() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
 }
@@ -387,6 +639,7 @@ case $cmd in
   status)  do_status ;;
   logs)    do_logs "$@" ;;
   reset)   lock; do_reset ;;
+  cluster) cluster "$@" ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

@@ -8,8 +8,9 @@
 //   BENCH_GATE_CEDAR=0 node scripts/bench/gate.mjs   decide() alone
 //   BENCH_GATE_PARSE_SHARE=0 ...                     without the parse-share section (for profiling the streams)
 //   BENCH_GATE_OTHER=/path/to/other/gate/dist/src/index.js BENCH_GATE_CEDAR=0 ...
-//     also times decide() of another build of the gate (say, main's) on the same state, its passes alternating
-//     with this build's: an A/B comparison of a speed change that the machine's load reaches alike
+//     also times decide() of another build of the gate (say, main's) on the same authority events (folded by
+//     that build's evolve(), so the grant tables may differ in layout), its passes alternating with this
+//     build's: an A/B comparison of a speed change that the machine's load reaches alike
 //   BENCH_GATE_DUMP=out.ndjson BENCH_GATE_RULES=2 node scripts/bench/gate.mjs
 //     writes every decision of both streams (and of their distinct-command variants) as JSON lines and exits:
 //     a speed change must leave this file byte-identical for every frozen rules version
@@ -127,6 +128,9 @@ let started = performance.now();
 const state = gate.initialState();
 for (const event of events) gate.evolve(state, event);
 const foldMs = performance.now() - started;
+// The other build folds its own state: the two builds' grant tables need not share a layout.
+const otherState = other === null ? null : other.initialState();
+if (other !== null) for (const event of events) other.evolve(otherState, event);
 const eventCount = events.length;
 events.length = 0; // a gate keeps the grant table, not the statements
 if (state.grants.size !== GRANTS) throw new Error(`folded ${state.grants.size} grants, expected ${GRANTS}`);
@@ -305,7 +309,7 @@ for (const s of streams) {
       console.log(row('decide()', measure(s, [decideOne], PASSES)[0]));
       continue;
     }
-    const decideOther = (i) => other.decide(s.requests[i].command, state, RULES).tier;
+    const decideOther = (i) => other.decide(s.requests[i].command, otherState, RULES).tier;
     const [ours, theirs] = measure(s, [decideOne, decideOther], PASSES);
     console.log(row('decide()', ours));
     console.log(row('decide() of BENCH_GATE_OTHER', theirs));

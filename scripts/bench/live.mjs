@@ -17,7 +17,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import * as core from '@agent-ledger/core';
 import { createKafkaBus } from '@agent-ledger/kafka';
 import { LedgerClient } from '@agent-ledger/client';
-import { resetProjection } from '@agent-ledger/store';
+import { ensureDatabase, migrate, resetProjection } from '@agent-ledger/store';
 import { Projector, entryLocation, initHome, serve, topicNames } from '@agent-ledger/ledger';
 
 const INGEST = Number(process.env.BENCH_INGEST ?? 4000);
@@ -157,7 +157,10 @@ const ingestHome = freshHome();
     const { topic, partition } = entryLocation(topics, p);
     for await (const r of bus.readRange(topic, partition, '0')) entries.push(JSON.parse(r.value.toString()));
   }
+  // The ingest installation ran the sequencer alone, which never creates the projection's database and tables.
+  await ensureDatabase(home.config.pgUrl);
   const pool = new pg.Pool({ connectionString: home.config.pgUrl });
+  await migrate(pool);
   await resetProjection(pool);
   const heads = async () => Number((await pool.query('SELECT coalesce(sum(size), 0)::int AS n FROM partition_heads')).rows[0].n);
   let t = performance.now();

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { LedgerClient, fetchTrust, verifyReceipt } from '@agent-ledger/client';
+import { LedgerClient, fetchTrust, signedFetch, verifyReceipt } from '@agent-ledger/client';
 import { LedgerHome, initHome, serve } from '@agent-ledger/ledger';
 
 const CALLS = Number(process.env.BENCH_RECEIPTS ?? 40);
@@ -47,13 +47,15 @@ async function measure(intervalMs) {
     await client.proposeAndWait(operation(-1 - i));
     await client.decide(operation(-1 - i));
   }
+  // A plain read is a signed one too (the API answers reads to registered keys only).
+  const signedRead = signedFetch(home.key('agent-build-bot'));
   const raw = [];
   const signed = [];
   const receipted = [];
   const offline = [];
   for (let i = 0; i < CALLS; i++) {
     let t = performance.now();
-    const answer = await fetch(`${running.apiUrl}/v1/checkpoints/latest?partition=0`);
+    const answer = await signedRead(`${running.apiUrl}/v1/checkpoints/latest?partition=0`);
     await answer.json();
     raw.push(performance.now() - t);
     t = performance.now();

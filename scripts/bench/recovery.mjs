@@ -27,6 +27,7 @@ import { randomBytes } from 'node:crypto';
 import * as core from '@agent-ledger/core';
 import { createKafkaBus } from '@agent-ledger/kafka';
 import { entryLocation, initHome, topicNames, verifyReceipt } from '@agent-ledger/ledger';
+import { signedFetch } from '@agent-ledger/client';
 
 const ENTRIES = Number(process.env.BENCH_RECOVERY_ENTRIES ?? 100_000);
 const PROPOSALS = Number(process.env.BENCH_RSS_PROPOSALS ?? 50_000);
@@ -211,7 +212,7 @@ if (PARTS.includes('2')) {
         }
         samples.push(Math.min(...readings));
       }
-      const metrics = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+      const metrics = await signedFetch(home.key('admin-alice'))(`${base}/metrics`).then((r) => r.text(), () => '');
       const gauge = (name) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
       progress(`${n + 1} proposals accepted; API RSS ${rss().toFixed(0)} MiB, heap used ${(gauge('nodejs_heap_size_used_bytes') / 2 ** 20).toFixed(0)} of ${(gauge('nodejs_heap_size_total_bytes') / 2 ** 20).toFixed(0)} MiB, ${gauge('ledger_api_pending_statements')} statements pending`);
     }
@@ -243,7 +244,7 @@ if (PARTS.includes('2')) {
   const ready = await until('the restarted API ready', async () => ((await fetch(`${base}/readyz`)).status === 200 ? (performance.now() - apiStarted) / 1000 : undefined), 50);
   // A receipt of an early entry: its proof comes from the bounded index, the old chunk's leaves read back.
   const receipt = await until('a receipt of entry 5', async () => {
-    const r = await fetch(`${base}/v1/receipts/${p}/5`);
+    const r = await signedFetch(home.key('admin-alice'))(`${base}/v1/receipts/${p}/5`);
     return r.status === 200 ? r.text() : undefined;
   });
   const receiptVerdict = verifyReceipt(receipt, home.trustRoot);

@@ -10,6 +10,7 @@ import { canonicalJson, nodeEd25519, verifyEnvelopeSignatures, type Envelope } f
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
 import { eventually, freshHome, start } from './live.js';
+import { signedFetch } from '@agent-ledger/client';
 
 // The admin CLI against a live ledger: grants proposed, co-signed,
 // re-authorised, revoked and listed, keys registered (also by a partly signed
@@ -74,7 +75,7 @@ describe('admin CLI on a live ledger', () => {
     assert.equal(json(self).error?.code, 'SEPARATION_OF_DUTIES');
 
     // Once the log has sealed the proposal, the co-signer is shown the signed statement itself.
-    await eventually(async () => ((await fetch(`${api}/v1/receipts/0/${propose.authorityIndex as number}`)).status === 200 ? true : undefined), 30_000, 'the proposal checkpointed');
+    await eventually(async () => ((await signedFetch(home.key('admin-alice'))(`${api}/v1/receipts/0/${propose.authorityIndex as number}`)).status === 200 ? true : undefined), 30_000, 'the proposal checkpointed');
     const cosign = json(await ledger('grant', 'cosign', 'cli-g1', '--wait', ...as('admin:bob')));
     assert.deepEqual([cosign.ok, cosign.write, cosign.tookEffect, cosign.verified], [true, propose.statementHash, true, true]);
     assert.deepEqual(cosign.signed, propose.grant);

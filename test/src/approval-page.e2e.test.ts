@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { EntrySchema, statementHash, type Entry } from '@agent-ledger/core';
 import { entryLocation, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
+import { signedFetch } from '@agent-ledger/client';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
 
 // The approval page as an approver on a phone sees it, in headless Chromium
@@ -45,8 +46,11 @@ describe('approval page', () => {
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
     await page.goto(`${running.apiUrl}/approve`);
+    // The page reads the queue with signed requests: nothing shows until this browser's key is registered.
+    assert.equal(await page.locator('li[data-proposal]').count(), 0);
+    await browserApprover(page, 'approver:gus');
     const row = page.locator(`li[data-proposal="${wire.statementHash}"]`);
-    await row.waitFor();
+    await row.waitFor({ timeout: 30_000 });
     const headline = row.locator('.headline');
     assert.equal(await headline.textContent(), 'billing-bot wants to pay $98,000.00 to globex-ltd IBAN DE89 3704 0044 0532 0130 00 on payments/vendors/globex');
     await page.screenshot({ path: join(shots, 'approve-phone-375.png'), fullPage: false });
@@ -181,9 +185,12 @@ describe('approval page', () => {
   test('desktop: the same page at 1280 x 800', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(`${running.apiUrl}/approve`);
-    await page.locator('li[data-proposal] .headline').first().waitFor();
+    await browserApprover(page, 'approver:hal');
+    await page.locator('li[data-proposal] .headline').first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(shots, 'approve-desktop.png'), fullPage: true });
-    const stream = await fetch(`${running.apiUrl}/v1/pending/stream`, { signal: AbortSignal.timeout(5000) });
+    // The live stream is a signed read too: refused without a signature, served to an approver.
+    assert.equal((await fetch(`${running.apiUrl}/v1/pending/stream`, { signal: AbortSignal.timeout(5000) })).status, 401);
+    const stream = await signedFetch(home.key('approver-dana'))(`${running.apiUrl}/v1/pending/stream`, { signal: AbortSignal.timeout(5000) });
     assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
     const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
     let text = '';

@@ -211,11 +211,13 @@ describe('approving pending confirmations', () => {
     assert.match(csp, /script-src 'self'(;|$)/);
     assert.match(csp, /frame-ancestors 'none'/);
 
-    const row = page.locator(`li[data-proposal="${item.proposalHash}"]`);
-    await row.waitFor();
-    assert.equal(await row.locator('button.approve').isDisabled(), true, 'no key, no answer');
+    // No key in this browser yet: its reads are unsigned, so the queue is not shown at all.
+    await page.locator('#queue-status', { hasText: 'create a key in this browser' }).waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator('li[data-proposal]').count(), 0, 'no key, no queue');
     const gwenKey = await browserApprover(page, 'approver:gwen');
     await page.locator('#key-status', { hasText: 'approver:gwen' }).waitFor();
+    const row = page.locator(`li[data-proposal="${item.proposalHash}"]`);
+    await row.waitFor({ timeout: 30_000 });
 
     assert.equal(await row.locator('dd[data-field="recipient"]').textContent(), 'customer@example.com');
     assert.equal(await row.locator('dd[data-field="actionType"]').textContent(), 'email.send');

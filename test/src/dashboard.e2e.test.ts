@@ -6,6 +6,7 @@ import { chromium, type Browser } from 'playwright-core';
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
+import { signRead, signedFetch } from '@agent-ledger/client';
 
 // The operator's pages in headless Chromium on a live installation: the
 // landing page at / and the dashboard's pictures, whose drawn values are read
@@ -62,6 +63,10 @@ describe('operator dashboard', () => {
     });
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
+    // The dashboard is an admin's read: unsigned it is 401; each request the page makes to it is signed here,
+    // as a signing proxy in front of an operator's browser would.
+    assert.equal((await fetch(`${running.apiUrl}/dashboard`)).status, 401);
+    await page.route(`${running.apiUrl}/dashboard`, (route) => route.continue({ headers: { ...route.request().headers(), authorization: signRead(home.key('admin-alice'), 'GET', '/dashboard') } }));
     await page.goto(`${running.apiUrl}/dashboard`);
     await page.screenshot({ path: join(shots, 'dashboard.png'), fullPage: true });
     await page.setViewportSize({ width: 375, height: 812 });
@@ -88,7 +93,7 @@ describe('operator dashboard', () => {
     // Fatigue signals: both drawn, with the counts the log gives (none rushed here: the answers took their time or not, either way the numbers match /metrics).
     const signals = await page.locator('[data-chart="fatigue"] g[data-signal]').evaluateAll((gs) => gs.map((g) => (g as unknown as { dataset: Record<string, string> }).dataset));
     assert.deepEqual(signals.map((g) => g['signal']), ['approval.rushed', 'grant.suggested']);
-    const metricsText = await (await fetch(`${running.apiUrl}/metrics`)).text();
+    const metricsText = await (await signedFetch(home.key('admin-alice'))(`${running.apiUrl}/metrics`)).text();
     for (const g of signals) {
       const exported = new RegExp(`^ledger_fatigue_signals_total\\{signal="${(g['signal'] as string).replace('.', '\\.')}"\\} (\\d+)$`, 'm').exec(metricsText)?.[1] ?? '0';
       assert.equal(g['count'], exported, `${g['signal']} drawn as exported`);

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { LedgerHome, exportCommand, moveToKafkaCommand, serve } from '@agent-ledger/ledger';
 import { freshDevHome, startDev } from './dev-mode.js';
-import { clientFor, getJson, proposal } from './live.js';
+import { clientFor, getJson, proposal, readAs } from './live.js';
 
 // Growing out of one machine: an installation run with ledger dev is moved to
 // Kafka and Postgres with one command; its entries, chains and checkpoints are
@@ -49,6 +49,7 @@ test('ledger move-to-kafka: the log replayed byte for byte, verify-chain across 
   assert.deepEqual(entryLines(onKafka), entryLines(before));
 
   running = await serve(moved, ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem']);
+  readAs(running, moved.key('admin-alice'));
   try {
     // Every decision made on the embedded side is served from the rebuilt projection, and nothing was decided twice.
     for (const d of decided) assert.equal((await clientFor(moved, running, d.agent).awaitDecision(d.hash, 60_000)).outcome, d.outcome);

@@ -21,6 +21,7 @@ import {
   type Envelope,
   type Signer,
   type StatementType,
+  LATEST_AUTHORITY_RULES_VERSION,
 } from '@agent-ledger/core';
 import { createKafkaBus } from '@agent-ledger/kafka';
 import { exportCommand, newSigner, prng, topicNames, type LedgerHome } from '@agent-ledger/ledger';
@@ -370,7 +371,7 @@ function readmitted(home: LedgerHome, sequencer: Signer, authority: readonly Ent
   if (p !== 0 && s.context !== null && s.context.envelope !== null) append(p, s.context.envelope, rejection.sequencedAt, p === 0 ? chains[0]!.size : cut);
   const at = append(p, s.envelope as Envelope, rejection.sequencedAt, p === 0 ? chains[0]!.size : cut);
   chains.forEach((chain, q) => {
-    if (chain.size > 0) (lines[q] as string[]).push(JSON.stringify({ kind: 'checkpoint', partition: q, note: signCheckpoint(chain, origin, noteSigner) }));
+    if (chain.size > 0) (lines[q] as string[]).push(JSON.stringify({ kind: 'checkpoint', partition: q, note: signCheckpoint(chain, origin, noteSigner, LATEST_AUTHORITY_RULES_VERSION) }));
   });
   const summaries = chains.map((chain, q) => ({ partition: q, size: chain.size, checkpoints: chain.size > 0 ? 1 : 0, root: toBase64(chain.root()) }));
   const header = JSON.stringify({ kind: 'header', format: 'agent-ledger-bundle', version: 1, origin, exportedAt: rejection.sequencedAt, partitions: summaries.map((x) => x.size) });

@@ -7,6 +7,7 @@ import { statementHash, type BodyOf, type Statement } from '@agent-ledger/core';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { approveCommand, exportCommand, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
+import { signedFetch } from '@agent-ledger/client';
 
 // Confirmation fatigue on the real broker and Postgres: identical approvals
 // give one signed grant suggestion and change no decision; approvals faster
@@ -107,7 +108,7 @@ describe('confirmation fatigue, live', () => {
     assert.deepEqual(rushed.map((s) => [s.body.approver, s.body.minReadMs]), [['approver:dana', 10_000], ['approver:dana', 10_000], ['approver:dana', 10_000]]);
     assert.ok(rushed.every((s) => (s.body.elapsedMs as number) < 10_000));
 
-    const metrics = await (await fetch(`${running.apiUrl}/metrics`)).text();
+    const metrics = await (await signedFetch(home.key('admin-alice'))(`${running.apiUrl}/metrics`)).text();
     assert.match(metrics, /^ledger_grant_suggestions_total 1$/m);
     assert.match(metrics, /^ledger_rubber_stamp_total\{approver="approver:dana"\} 3$/m);
 

@@ -68,13 +68,16 @@ export class TestLedger {
   readonly approver = newSigner('approver:dana');
   readonly trustRoot: TrustRoot;
   readonly eventPartitions: number;
+  /** The authority rules version checkpoints are signed under (the genesis's; a test writing its own genesis sets it). */
+  readonly authorityRulesVersion: number;
   clock = Date.parse('2026-11-01T08:00:00.000Z');
   readonly #chains: PartitionChain[];
   readonly #lines: string[][];
   readonly #checkpoints: number[];
 
-  constructor(options: { eventPartitions?: number; freshnessMs?: number; genesis?: boolean } = {}) {
+  constructor(options: { eventPartitions?: number; freshnessMs?: number; genesis?: boolean; authorityRulesVersion?: number } = {}) {
     this.eventPartitions = options.eventPartitions ?? 2;
+    this.authorityRulesVersion = options.authorityRulesVersion ?? 1;
     this.trustRoot = { v: 1, origin: this.origin, rootKeys: this.roots.map((r) => r.keyId), threshold: 2 };
     this.#chains = Array.from({ length: this.eventPartitions + 1 }, (_, p) => new PartitionChain(p));
     this.#lines = this.#chains.map(() => []);
@@ -154,7 +157,7 @@ export class TestLedger {
 
   /** Appends a signed checkpoint for a partition at its current size; returns the note. */
   checkpoint(partition: number): string {
-    const note = signCheckpoint(this.#chains[partition] as PartitionChain, this.origin, sequencerNoteSigner(this.origin, this.sequencer, nodeEd25519));
+    const note = signCheckpoint(this.#chains[partition] as PartitionChain, this.origin, sequencerNoteSigner(this.origin, this.sequencer, nodeEd25519), this.authorityRulesVersion);
     (this.#lines[partition] as string[]).push(JSON.stringify({ kind: 'checkpoint', partition, note }));
     this.#checkpoints[partition] = (this.#checkpoints[partition] ?? 0) + 1;
     return note;

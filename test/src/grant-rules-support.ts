@@ -5,14 +5,14 @@ import { RULES_LATEST, gateDecides, recordDecision, type Posted } from './replay
 
 // Shared by the authority-rules tests: a hand-built ledger under authority rules 2.
 
-/** A version-2 ledger: three admins, and each service with its own role. */
-export function ledgerV2(options: { riskThreshold?: number; agentThreshold?: number } = {}): {
+/** A version-2 ledger (or 3, which adds checkpoint key names): three admins, and each service with its own role. */
+export function ledgerV2(options: { riskThreshold?: number; agentThreshold?: number; authorityRulesVersion?: 2 | 3 } = {}): {
   ledger: TestLedger;
   carol: Signer;
   timer: Signer;
   bridge: Signer;
 } {
-  const ledger = new TestLedger({ genesis: false });
+  const ledger = new TestLedger({ genesis: false, authorityRulesVersion: options.authorityRulesVersion ?? 2 });
   const carol = newSigner('admin:carol');
   const timer = newSigner('service:timer');
   const bridge = newSigner('bridge:chat');
@@ -40,7 +40,7 @@ export function ledgerV2(options: { riskThreshold?: number; agentThreshold?: num
         },
         { keyId: ledger.approver.keyId, principal: ledger.approver.principal, roles: ['approver'] },
       ],
-      authorityRulesVersion: 2,
+      authorityRulesVersion: options.authorityRulesVersion ?? 2,
       ...(options.riskThreshold === undefined ? {} : { riskThreshold: options.riskThreshold }),
     },
     ledger.roots[0] as Signer,

@@ -7,7 +7,12 @@ import { createKafkaBus } from '@agent-ledger/kafka';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { LedgerClient } from '@agent-ledger/client';
 import { EntrySchema, createStatement, nodeEd25519, parseStrictJson, sha256Hex, signStatement, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
-import { exportCommand, newSigner, rotateRootCommand, topicNames, writeKeyFile, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
+import { LedgerHome, exportCommand, newSigner, rotateRootCommand, topicNames, writeKeyFile, type RunningLedger } from '@agent-ledger/ledger';
+
+/** A root private key of the installation: `ledger init` writes them apart from it, to be moved offline. */
+function rootKey(home: LedgerHome, n: number): string {
+  return join(LedgerHome.defaultRootKeysDir(home.dir), `root-${n}.key`);
+}
 import { clientFor, eventually, freshHome, getJson, proposal, start, type Signer } from './live.js';
 
 // The grant rules on the running ledger (real broker and Postgres): each
@@ -213,7 +218,7 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
     const erin = newSigner('admin:erin');
     writeKeyFile(join(dir, 'keys', 'admin-erin.key'), erin);
     const code = await rotateRootCommand({
-      rootKey: [home.keyPath('root-1'), home.keyPath('root-2')],
+      rootKey: [rootKey(home, 1), rootKey(home, 2)],
       newRootKey: next,
       threshold: 2,
       revoke: [home.key('admin-bob').keyId],
@@ -233,7 +238,7 @@ describe('grant rules, live', { timeout: 240_000 }, () => {
     assert.deepEqual([decision.outcome, grantOf(decision)], ['allow', 'after-rotation']);
     // The replaced roots can no longer rotate.
     await assert.rejects(
-      rotateRootCommand({ rootKey: [home.keyPath('root-1'), home.keyPath('root-2')], newRootKey: [home.keyPath('root-3')], threshold: 1, revoke: [], register: [], reason: 'take back', submit: true, api: running.apiUrl as string, home: dir }),
+      rotateRootCommand({ rootKey: [rootKey(home, 1), rootKey(home, 2)], newRootKey: [rootKey(home, 3)], threshold: 1, revoke: [], register: [], reason: 'take back', submit: true, api: running.apiUrl as string, home: dir }),
       (err: unknown) => err instanceof LedgerError && err.code === 'KEY_UNKNOWN',
     );
   });

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { LedgerClient } from '@agent-ledger/client';
+import { signedFetch, type LedgerClient } from '@agent-ledger/client';
 import type { BodyOf, Envelope } from '@agent-ledger/core';
 import { projectionDigest, resetProjection } from '@agent-ledger/store';
 import { Projector, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
@@ -129,7 +129,7 @@ describe('grant paper trail', () => {
 
     // The CLI: one line per event, then parents, derived grants and decisions.
     const api = running.apiUrl as string;
-    const human = await ledger('grants', 'trail', 'trail-root', '--api', api);
+    const human = await ledger('grants', 'trail', 'trail-root', '--api', api, '--home', home.dir);
     assert.equal(human.status, 0, human.stderr);
     const lines = human.stdout.split('\n').map((l) => l.trim());
     for (const line of [
@@ -144,14 +144,14 @@ describe('grant paper trail', () => {
     ]) {
       assert.ok(lines.includes(line), `${line}\n in:\n${human.stdout}`);
     }
-    const json = await ledger('grants', 'trail', 'trail-root', '--api', api, '--json');
+    const json = await ledger('grants', 'trail', 'trail-root', '--api', api, '--home', home.dir, '--json');
     assert.equal(json.status, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout), trail, '--json prints what the API answered');
-    const chain = await ledger('grants', 'trail', '--decision', proposalHash, '--api', api);
+    const chain = await ledger('grants', 'trail', '--decision', proposalHash, '--api', api, '--home', home.dir);
     assert.equal(chain.status, 0, chain.stderr);
     assert.match(chain.stdout, new RegExp(`^decision on proposal ${proposalHash.slice(0, 16)}: allow, tier \\d, `));
     assert.match(chain.stdout, new RegExp(`^cited grant trail-root \\(entry #${p.authorityIndex}\\): allow shell\\.exec for agent:build-bot, tier 2, active$`, 'm'));
-    const childLines = await ledger('grants', 'trail', 'trail-child', '--api', api);
+    const childLines = await ledger('grants', 'trail', 'trail-child', '--api', api, '--home', home.dir);
     assert.match(childLines.stdout, /^parent trail-root: allow shell\.exec for agent:build-bot, tier 2, active$/m);
 
     // Revoking the root ends the derived grant at the same index, through its ancestor.
@@ -162,12 +162,12 @@ describe('grant paper trail', () => {
     }, 30_000, 'the derived grant revoked');
     const cascade = ended.events.at(-1);
     assert.deepEqual([cascade?.kind, cascade?.principal, cascade?.statementHash, ended.grant.revokedVia], ['revoked_via_ancestor', 'admin:alice', revoked.statementHash, 'trail-root']);
-    const revokedLine = await ledger('grants', 'trail', 'trail-child', '--api', api);
+    const revokedLine = await ledger('grants', 'trail', 'trail-child', '--api', api, '--home', home.dir);
     assert.ok(revokedLine.stdout.includes(`#${cascade?.authorityIndex} revoked with ancestor trail-root by admin:alice: build host retired`), revokedLine.stdout);
 
     // Bad input: 400 BAD_ARGUMENT; unknown: 404 NOT_FOUND (operational codes, not refusals); the CLI says the same with its code, and BAD_ARGUMENT for its own bad arguments, no stack trace.
     const refusal = async (path: string): Promise<[number, string]> => {
-      const response = await fetch(`${api}${path}`);
+      const response = await signedFetch(home.key('admin-alice'))(`${api}${path}`);
       return [response.status, ((await response.json()) as { error?: { code: string } }).error?.code ?? 'none'];
     };
     assert.deepEqual(await refusal('/v1/grants/no-such-grant/trail'), [404, 'NOT_FOUND']);
@@ -176,7 +176,7 @@ describe('grant paper trail', () => {
     assert.deepEqual(await refusal('/v1/grants/trail-root/trail?limit=0'), [400, 'BAD_ARGUMENT']);
     assert.deepEqual(await refusal('/v1/decisions/not-a-hash/trail'), [400, 'BAD_ARGUMENT']);
     assert.deepEqual(await refusal(`/v1/decisions/${'0'.repeat(64)}/trail`), [404, 'NOT_FOUND']);
-    const unknown = await ledger('grants', 'trail', 'no-such-grant', '--api', api);
+    const unknown = await ledger('grants', 'trail', 'no-such-grant', '--api', api, '--home', home.dir);
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /^ledger: NOT_FOUND: /);
     for (const args of [['grants', 'trail', '--decision', 'xyz', '--api', api], ['grants', 'trail', '--api', api], ['grants', 'trail', 'x', '--api', 'not a url']]) {

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LedgerClient, ToolRefusedError, fetchTrust, guard, loadTrust, pinTrust, verifyReceipt, type Receipt, type Trust } from '@agent-ledger/client';
+import { LedgerClient, ToolRefusedError, signedFetch, fetchTrust, guard, loadTrust, pinTrust, verifyReceipt, type Receipt, type Trust } from '@agent-ledger/client';
 import {
   MerkleTree,
   createStatement,
@@ -221,7 +221,7 @@ describe('guard() under verify_first', () => {
   /** Answers the first pending confirmation of agent:support-bot for `proposal` as approver dana. */
   async function answer(answerWith: 'approve' | 'deny', seen: Set<string>): Promise<void> {
     const pending = await eventually(async () => {
-      const list = (await (await fetch(`${running.apiUrl}/v1/pending`)).json()) as { pending: { proposalHash: string; requestHash: string; agentId: string }[] };
+      const list = (await (await signedFetch(home.key('approver-dana'))(`${running.apiUrl}/v1/pending`)).json()) as { pending: { proposalHash: string; requestHash: string; agentId: string }[] };
       return list.pending.find((p) => p.agentId === 'agent:support-bot' && !seen.has(p.proposalHash));
     }, 30_000, 'a pending confirmation');
     seen.add(pending.proposalHash);

@@ -7,7 +7,7 @@ import type { LogBus } from '@agent-ledger/kafka';
 import { projectionDigest, resetProjection } from '@agent-ledger/store';
 import { verifyBundle } from '@agent-ledger/verifier';
 import { Projector, exportCommand, topicNames, type LedgerHome, type RunningLedger, type ServeRole } from '@agent-ledger/ledger';
-import { clientFor, eventually, getJson, proposal } from './live.js';
+import { clientFor, eventually, getJson, proposal, readAs } from './live.js';
 
 /** One way to run the live ledger: on Kafka and PostgreSQL, or embedded (`ledger dev`). */
 export interface LiveMode {
@@ -39,6 +39,7 @@ export function runLiveContract(mode: LiveMode): void {
     before(async () => {
       home = mode.freshHome();
       running = await mode.start(home, ALL);
+      readAs(running, home.key('admin-alice'));
     });
     after(async () => {
       await running?.stop();
@@ -112,6 +113,7 @@ export function runLiveContract(mode: LiveMode): void {
       const sizeBefore = running.sequencers.map((s) => s.size);
       await running.stop();
       running = await mode.start(home, ALL);
+      readAs(running, home.key('admin-alice'));
       for (const d of decided) {
         const again = await client(d.agent).awaitDecision(d.hash, 30_000);
         assert.equal(again.outcome, d.outcome, `decision of ${d.hash.slice(0, 12)}`);

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { createKafkaBus } from '@agent-ledger/kafka';
 import { projectionDigest, resetProjection } from '@agent-ledger/store';
 import { verifyBundle } from '@agent-ledger/verifier';
-import { LedgerClient } from '@agent-ledger/client';
+import { LedgerClient, signedFetch } from '@agent-ledger/client';
 import { Projector, exportCommand, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
 
@@ -195,9 +195,9 @@ describe('live ledger', () => {
     } finally {
       await bus.close();
     }
-    assert.equal((await fetch(`${running.apiUrl}/v1/decisions/not-a-hash`)).status, 400);
+    assert.equal((await signedFetch(home.key('admin-alice'))(`${running.apiUrl}/v1/decisions/not-a-hash`)).status, 400);
     assert.equal((await fetch(`${running.apiUrl}/no/such/route`)).status, 404);
-    const metrics = await (await fetch(`${running.apiUrl}/metrics`)).text();
+    const metrics = await (await signedFetch(home.key('admin-alice'))(`${running.apiUrl}/metrics`)).text();
     assert.match(metrics, /ledger_api_refusals_total\{code="SCHEMA_INVALID"\} \d+/);
     assert.equal((await fetch(`${running.apiUrl}/healthz`)).status, 200);
     const openapi = (await (await fetch(`${running.apiUrl}/openapi.json`)).json()) as { openapi: string };

@@ -2,26 +2,38 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { LedgerClient } from '@agent-ledger/client';
+import { LedgerClient, signedFetch } from '@agent-ledger/client';
 import type { BodyOf, Signer } from '@agent-ledger/core';
 import { LedgerHome, initHome, serve, type RunningLedger, type ServeRole } from '@agent-ledger/ledger';
+
+/** The admin key each running ledger's reads are signed with ({@link getJson}), and the last fresh home's for ledgers started elsewhere. */
+const readers = new WeakMap<RunningLedger, Signer>();
+let lastHome: LedgerHome | undefined;
+
+/** Signs {@link getJson}'s reads of `running` with `signer` (by default an admin of the home it was started with). */
+export function readAs(running: RunningLedger, signer: Signer): void {
+  readers.set(running, signer);
+}
 
 /** A fresh installation on the real broker and Postgres: own topic prefix, own database. */
 export function freshHome(): LedgerHome {
   const id = randomBytes(4).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'ledger-live-'));
-  return initHome(dir, {
+  lastHome = initHome(dir, {
     origin: `ledger.test/${id}`,
     eventPartitions: 2,
     topicPrefix: `t${id}`,
     pgUrl: `postgres://postgres@127.0.0.1:5432/ledger_t${id}`,
     apiPort: 0,
   });
+  return lastHome;
 }
 
 /** Starts roles in-process and returns the running ledger with its API URL. */
 export async function start(home: LedgerHome, roles: readonly ServeRole[] = ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem']): Promise<RunningLedger> {
-  return serve(home, roles);
+  const running = await serve(home, roles);
+  readers.set(running, home.key('admin-alice'));
+  return running;
 }
 
 /** An SDK client for a principal of the installation. */
@@ -57,9 +69,11 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
   }
 }
 
-/** Reads JSON from the API. */
-export async function getJson<T>(running: RunningLedger, path: string): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${running.apiUrl}${path}`);
+/** Reads JSON from the API, signed by `as` (default: an admin of the ledger's home: {@link readAs}). */
+export async function getJson<T>(running: RunningLedger, path: string, as?: Signer): Promise<{ status: number; body: T }> {
+  const signer = as ?? readers.get(running) ?? lastHome?.key('admin-alice');
+  if (signer === undefined) throw new Error('getJson: no key to sign the read with (start the ledger with start(), or call readAs())');
+  const response = await signedFetch(signer)(`${running.apiUrl}${path}`);
   return { status: response.status, body: (await response.json()) as T };
 }
 

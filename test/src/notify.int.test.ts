@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createKafkaBus } from '@agent-ledger/kafka';
 import type { Entry } from '@agent-ledger/core';
 import { LedgerHome, ROLES, serve, topicNames, type RunningLedger } from '@agent-ledger/ledger';
-import { clientFor, eventually, freshHome, getJson, proposal } from './live.js';
+import { clientFor, eventually, freshHome, getJson, proposal, readAs } from './live.js';
 
 // The notify role on the real broker and Postgres: confirmation requests go
 // to a local Telegram Bot API and a webhook receiver; answers given there come
@@ -182,6 +182,7 @@ describe('notify role: chat approvals', () => {
     writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
     home = LedgerHome.open(dir);
     running = await serve(home, [...ROLES]);
+    readAs(running, home.key('admin-alice'));
   });
   after(async () => {
     await running?.stop();

@@ -20,6 +20,7 @@ import {
   type RunningLedger,
 } from '@agent-ledger/ledger';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
+import { signedFetch } from '@agent-ledger/client';
 
 // The API's answers match the schemas /openapi.json publishes, and /metrics
 // passes Prometheus's own linter (promtool check metrics) and its naming rules,
@@ -94,7 +95,7 @@ describe('standards, live', () => {
 
   test('/metrics: promtool check metrics passes; counters end in _total and nothing else does; the operator metrics carry data', async () => {
     const text = await eventually(async () => {
-      const body = await (await fetch(`${running.apiUrl}/metrics`)).text();
+      const body = await (await signedFetch(home.key('admin-alice'))(`${running.apiUrl}/metrics`)).text();
       // The third request and the latency samples of both answers are visible.
       return /^ledger_pending_approvals 1$/m.test(body) && /^ledger_approval_latency_seconds_count\{answer="deny"\} 1$/m.test(body) ? body : undefined;
     }, 30_000, 'pending depth 1 and two latency samples');

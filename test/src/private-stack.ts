@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,24 +79,29 @@ export class PrivateBroker {
     return `127.0.0.1:${this.port}`;
   }
 
-  /** Formats a fresh data directory and starts the broker. */
-  static async start(): Promise<PrivateBroker> {
+  /**
+   * Formats a fresh data directory and starts the broker. `options.render`
+   * rewrites the rendered server.properties (listeners, TLS, SASL) and
+   * `options.formatArgs` go to `kafka-storage format` (`--add-scram ...`).
+   */
+  static async start(options: { render?: (properties: string) => string; formatArgs?: readonly string[] } = {}): Promise<PrivateBroker> {
     const libs = kafkaLibs();
     const dir = mkdtempSync(join(tmpdir(), 'ledger-broker-'));
     const broker = new PrivateBroker(dir, await freePort(), await freePort(), libs);
     const template = readFileSync(join(repoRoot, 'deploy/kafka/server.properties'), 'utf8');
+    const render = options.render ?? ((text: string): string => text);
     writeFileSync(
       join(dir, 'server.properties'),
       // Kafka 4.x lines are marked `#kafka4# ` in the template (as scripts/kafka.sh renders it); other versions' lines go.
-      template
+      render(template
         .split('\n')
         .map((line) => line.replace(/^#kafka4# /, ''))
         .filter((line) => !/^#kafka\d*# /.test(line))
         .join('\n')
-        .replaceAll('@KAFKA_PORT@', String(broker.port)).replaceAll('@KAFKA_CONTROLLER_PORT@', String(broker.#controllerPort)).replaceAll('@KAFKA_DATA_DIR@', join(dir, 'data')),
+        .replaceAll('@KAFKA_PORT@', String(broker.port)).replaceAll('@KAFKA_CONTROLLER_PORT@', String(broker.#controllerPort)).replaceAll('@KAFKA_DATA_DIR@', join(dir, 'data'))),
     );
     const clusterId = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url').slice(0, 22);
-    execFileSync('java', ['-Xmx256m', ...broker.#logOptions(), '-cp', `${libs}/*`, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', join(dir, 'server.properties'), '--standalone'], { stdio: 'ignore' });
+    execFileSync('java', ['-Xmx256m', ...broker.#logOptions(), '-cp', `${libs}/*`, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', join(dir, 'server.properties'), '--standalone', ...(options.formatArgs ?? [])], { stdio: ['ignore', openSync(join(dir, 'format.log'), 'a'), openSync(join(dir, 'format.log'), 'a')] });
     await broker.restart();
     return broker;
   }
@@ -109,7 +114,8 @@ export class PrivateBroker {
   async restart(): Promise<void> {
     if (this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null) return;
     const child = spawn('java', ['-Xmx384m', '-Xms128m', '-XX:+UseG1GC', '-Djava.awt.headless=true', `-Dkafka.logs.dir=${this.dir}`, ...this.#logOptions(), '-cp', `${this.#libs}/*`, 'kafka.Kafka', join(this.dir, 'server.properties')], {
-      stdio: 'ignore',
+      // The broker's log goes to broker.log in its directory (read it when it does not come up).
+      stdio: ['ignore', openSync(join(this.dir, 'broker.log'), 'a'), openSync(join(this.dir, 'broker.log'), 'a')],
     });
     this.#child = child;
     await waitForPort(this.port, true, 120_000, 'private broker');
@@ -167,8 +173,12 @@ export class PrivateCluster {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
   }
 
-  /** Creates and starts the cluster. */
-  static async start(): Promise<PrivateCluster> {
+  /**
+   * Creates and starts the cluster. With `ssl` (a PEM certificate and key),
+   * the server speaks TLS and accepts TCP connections over TLS only
+   * (`hostssl` in pg_hba.conf, no plain `host` line).
+   */
+  static async start(options: { readonly ssl?: { readonly certFile: string; readonly keyFile: string } } = {}): Promise<PrivateCluster> {
     const bin = postgresBin();
     const parent = mkdtempSync(join(tmpdir(), 'ledger-pg-'));
     chmodSync(parent, 0o777);
@@ -176,6 +186,16 @@ export class PrivateCluster {
     mkdirSync(dir, { mode: 0o700 });
     if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', dir]);
     asPostgresUser(join(bin, 'initdb'), ['-D', dir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+    if (options.ssl !== undefined) {
+      // Postgres reads its key only when the server's own user owns it, mode 0600.
+      for (const [from, to] of [[options.ssl.certFile, 'server.crt'], [options.ssl.keyFile, 'server.key']] as const) {
+        copyFileSync(from, join(dir, to));
+        chmodSync(join(dir, to), 0o600);
+        if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', join(dir, to)]);
+      }
+      appendFileSync(join(dir, 'postgresql.conf'), "\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n");
+      writeFileSync(join(dir, 'pg_hba.conf'), 'local all all trust\nhostssl all all 127.0.0.1/32 trust\n');
+    }
     const cluster = new PrivateCluster(dir, await freePort(), bin);
     await cluster.restart();
     return cluster;
@@ -200,5 +220,105 @@ export class PrivateCluster {
     } catch {
       // Already stopped.
     }
+  }
+}
+
+/** Runs `scripts/kafka.sh cluster <command>` for a cluster's directory and ports; resolves with its output. */
+function clusterScript(command: string, dir: string, basePort: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [join(repoRoot, 'scripts/kafka.sh'), 'cluster', command], {
+      env: { ...process.env, KAFKA_CLUSTER_DIR: dir, KAFKA_CLUSTER_PORT: String(basePort), KAFKA_CLUSTER_NODES: '3' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 || command === 'status' ? resolve(output) : reject(new Error(`kafka.sh cluster ${command} exited ${code}: ${output}`))));
+  });
+}
+
+/** Six consecutive free ports from `KAFKA_TEST_CLUSTER_PORT`, else from a random base. */
+async function clusterBasePort(): Promise<number> {
+  const fromEnv = process.env.KAFKA_TEST_CLUSTER_PORT;
+  if (fromEnv !== undefined && fromEnv !== '') return Number(fromEnv);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const taken = await Promise.all(Array.from({ length: 6 }, (_, i) => portOpen(base + i)));
+    if (taken.every((open) => !open)) return base;
+  }
+  throw new Error('no six consecutive free ports');
+}
+
+/**
+ * A three-node Kafka cluster of a test's own (`scripts/kafka.sh cluster`, each
+ * node broker + controller) in a temp directory, on six consecutive ports of
+ * its own. Nodes are numbered 1..3; node i's broker is `127.0.0.1:base+i-1`.
+ */
+export class PrivateKafkaCluster {
+  readonly dir: string;
+  readonly basePort: number;
+
+  private constructor(dir: string, basePort: number) {
+    this.dir = dir;
+    this.basePort = basePort;
+  }
+
+  /** Formats and starts the three nodes; resolves once every node lists all three brokers. */
+  static async start(): Promise<PrivateKafkaCluster> {
+    kafkaLibs();
+    const cluster = new PrivateKafkaCluster(mkdtempSync(join(tmpdir(), 'ledger-kafka-cluster-')), await clusterBasePort());
+    await cluster.startMissing();
+    return cluster;
+  }
+
+  /** The bootstrap list for LEDGER_KAFKA_BROKERS. */
+  get brokers(): string[] {
+    return [1, 2, 3].map((node) => `127.0.0.1:${this.basePort + node - 1}`);
+  }
+
+  /** The node whose broker listens on `port`. */
+  nodeOfPort(port: number): number {
+    return port - this.basePort + 1;
+  }
+
+  /** The pid of node `node` (1..3) as its pidfile has it, or undefined when it is not running. */
+  pid(node: number): number | undefined {
+    const file = join(this.dir, `node-${node}`, 'broker.pid');
+    if (!existsSync(file)) return undefined;
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    try {
+      process.kill(pid, 0);
+      return pid;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Sends `signal` to node `node`; for SIGKILL, waits until its broker port is closed. */
+  async signal(node: number, signal: NodeJS.Signals): Promise<void> {
+    const pid = this.pid(node);
+    if (pid === undefined) throw new Error(`node ${node} is not running`);
+    process.kill(pid, signal);
+    if (signal === 'SIGKILL') await waitForPort(this.basePort + node - 1, false, 30_000, `node ${node}`);
+  }
+
+  /** Starts the nodes that are not running (a killed one comes back) and waits until all three are brokers again. */
+  async startMissing(): Promise<void> {
+    await clusterScript('start', this.dir, this.basePort);
+  }
+
+  /** The active controller as `kafka.sh cluster status` reports it (the quorum-state files). */
+  async activeController(): Promise<number> {
+    const status = await clusterScript('status', this.dir, this.basePort);
+    const match = /^active controller: node (\d+)/m.exec(status);
+    if (match === null) throw new Error(`no active controller in: ${status}`);
+    return Number(match[1]);
+  }
+
+  /** Stops every node (a paused one is continued first) and removes the cluster's directory. */
+  async stop(): Promise<void> {
+    await clusterScript('stop', this.dir, this.basePort).catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }

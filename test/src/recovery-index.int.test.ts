@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createStatement, nodeEd25519, signStatement } from '@agent-ledger/core';
 import { verifyReceipt } from '@agent-ledger/ledger';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
+import { signedFetch } from '@agent-ledger/client';
 
 // The API's log index after a restart starts from the projection (leaf
 // hashes and the offsets the projector stored with them), not from the
@@ -38,7 +39,7 @@ test('a restarted API indexes from the projection; its receipts verify; new entr
       if (size === 0) continue;
       for (const i of new Set([0, 1, Math.floor(size / 2), size - 1])) {
         if (i >= size) continue;
-        const response = await fetch(`${running.apiUrl as string}/v1/receipts/${p}/${i}`);
+        const response = await signedFetch(home.key('admin-alice'))(`${running.apiUrl as string}/v1/receipts/${p}/${i}`);
         assert.equal(response.status, 200, `receipt ${p}/${i}`);
         const verdict = verifyReceipt(await response.text(), home.trustRoot);
         assert.ok(verdict.ok, `receipt ${p}/${i}: ${verdict.message}`);
@@ -55,7 +56,7 @@ test('a restarted API indexes from the projection; its receipts verify; new entr
       return body.status === 'admitted' ? body : undefined;
     }, 30_000, 'the new proposal admitted');
     const verdict = await eventually(async () => {
-      const response = await fetch(`${running.apiUrl as string}/v1/receipts/${admitted.partition}/${admitted.index}`);
+      const response = await signedFetch(home.key('admin-alice'))(`${running.apiUrl as string}/v1/receipts/${admitted.partition}/${admitted.index}`);
       return response.status === 200 ? verifyReceipt(await response.text(), home.trustRoot) : undefined;
     }, 30_000, 'a receipt of the new entry');
     assert.ok(verdict.ok, verdict.message);

@@ -54,7 +54,8 @@ describe('the rulebook, live', () => {
     await alice.submit(alice.sign('key.revoked', { keyId, reason: 'key compromised' }));
     await eventually(async () => (running.follower.current().state.key(keyId)?.revokedAt !== undefined ? true : undefined), 20_000, 'the revocation on the authority stream');
     gate = await serve(home, ['gate']);
-    const decision = await deploy.awaitDecision(statementHash, 60_000);
+    // The revoked key reads nothing any more (signed reads): an admin reads the decision.
+    const decision = await alice.awaitDecision(statementHash, 60_000);
     assert.deepEqual([decision.outcome, decision.code], ['block', 'KEY_REVOKED']);
     assert.equal((decision.entry.envelope.statement.body as { rulesVersion?: number }).rulesVersion, LATEST_RULES_VERSION);
   });

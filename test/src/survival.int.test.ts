@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { LedgerClient } from '@agent-ledger/client';
+import { LedgerClient, signedFetch } from '@agent-ledger/client';
 import { initHome, type LedgerHome } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
 import { eventually, proposal } from './live.js';
@@ -113,7 +113,7 @@ describe('a serve process survives blips', () => {
     await cluster.restart();
     await ready(60_000);
     await routineAllowed();
-    const metrics = await (await fetch(`${api}/metrics`)).text();
+    const metrics = await (await signedFetch(home.key('admin-alice'))(`${api}/metrics`)).text();
     assert.match(metrics, /^ledger_api_decision_listener_losses [1-9]\d*$/m, 'the LISTEN connection was lost and re-opened');
     assert.deepEqual(exits, [], 'the serve process never exited');
     process.stdout.write(`# postgres: ${terminated} connections terminated in 5 rounds, one restart; role exits: ${exits.length}\n`);
@@ -125,7 +125,7 @@ describe('a serve process survives blips', () => {
       proposal({ tool: 'email', actionType: 'email.send', targetResource: 'mail/outbound', recipient: 'customer@example.com', scope: 'ticket:4711', args: { to: 'customer@example.com', subject: 'Your refund' }, query: 'tell the customer' }),
     );
     await eventually(async () => {
-      const list = (await (await fetch(`${api}/v1/pending`)).json()) as { pending: { proposalHash: string }[] };
+      const list = (await (await signedFetch(home.key('admin-alice'))(`${api}/v1/pending`)).json()) as { pending: { proposalHash: string }[] };
       return list.pending.some((p) => p.proposalHash === statementHash) ? true : undefined;
     }, 30_000, 'the confirmation request');
     await broker.kill();
@@ -137,7 +137,7 @@ describe('a serve process survives blips', () => {
     const decision = await support.awaitDecision(statementHash, 90_000);
     assert.deepEqual([decision.outcome, decision.code], ['deny', 'TIMEOUT']);
     await routineAllowed();
-    const metrics = await (await fetch(`${api}/metrics`)).text();
+    const metrics = await (await signedFetch(home.key('admin-alice'))(`${api}/metrics`)).text();
     assert.match(metrics, /^ledger_dependency_failures_total\{dependency="broker",code="UNAVAILABLE"\} [1-9]\d*$/m, 'the outage is counted as UNAVAILABLE');
     assert.deepEqual(exits, [], 'the serve process never exited');
     process.stdout.write(`# broker: ${broker.kills} kill with an overdue confirmation; decided ${decision.outcome}/${decision.code}; role exits: ${exits.length}\n`);

@@ -137,3 +137,35 @@ for (const keepHeaders of [true, false]) test(`a sequencer restarted from a chec
   assert.equal(last.envelope.statement.type, 'intake.rejected');
   assert.equal((last.envelope.statement.body as { code: string }).code, 'RATE_LIMIT');
 });
+
+test('ledger dev (sealAnswers): the batch that chains a decision carries a checkpoint covering it; otherwise the interval decides', async () => {
+  const ledger = new TestLedger({ eventPartitions: 1 });
+  const genesis = (JSON.parse(ledger.lines()[1] as string) as Entry).envelope.statement as Statement;
+  const sign = <T extends 'proposal.submitted' | 'decision.recorded'>(type: T, body: BodyOf<T>, signer: typeof ledger.agent): Envelope => signStatement(createStatement(type, body, signer, new Date()), [signer], nodeEd25519);
+  const proposal = sign('proposal.submitted', {
+    agentId: ledger.agent.principal, tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command: 'ls /srv' }, query: '', labels: [], channel: 'api', context: {},
+  }, ledger.agent);
+  const decision = sign('decision.recorded', { agentId: ledger.agent.principal, proposal: statementHash(proposal.statement), outcome: 'allow', code: null, tier: 0, risk: 0, authorityIndex: 1, grantId: null, grantEntry: null }, ledger.gate);
+  const run = async (sealAnswers: boolean): Promise<{ afterProposal: number; sizes: number[]; decisionIndex: number }> => {
+    const authority = new AuthorityState(ledger.trustRoot);
+    authority.apply(genesis, 0, Date.now());
+    const bus = new CommitLog();
+    // An interval no test run reaches: only sealAnswers can seal here.
+    const sequencer = new PartitionSequencer(1, bus, { trustRoot: ledger.trustRoot, eventPartitions: 1, sequencer: ledger.sequencer, checkpointEvery: 1_000, checkpointIntervalMs: 3_600_000, sealAnswers, topics }, { current: () => ({ state: authority, size: 1 }) });
+    await sequencer.start();
+    const checkpoints = (): { size: number }[] => bus.committed.filter((r) => r.topic === topics.checkpoints).map((r) => JSON.parse(String(r.value)) as { size: number });
+    await sequencer.handleBatch(intake([proposal], 0));
+    const afterProposal = checkpoints().length;
+    await sequencer.handleBatch(intake([decision], 1));
+    const events = bus.committed.filter((r) => r.topic === topics.events).map((r) => JSON.parse(String(r.value)) as Entry);
+    await sequencer.stop();
+    const decided = events.find((e) => e.envelope.statement.type === 'decision.recorded');
+    assert.ok(decided !== undefined, 'the decision was chained');
+    return { afterProposal, sizes: checkpoints().map((c) => c.size), decisionIndex: decided.index };
+  };
+  const dev = await run(true);
+  assert.equal(dev.afterProposal, 0, 'a proposal alone waits for the interval');
+  assert.deepEqual(dev.sizes, [dev.decisionIndex + 1], 'one checkpoint, covering the decision');
+  const kafka = await run(false);
+  assert.deepEqual(kafka.sizes, [], 'without sealAnswers nothing is sealed before the interval');
+});

@@ -3,6 +3,7 @@ import { apiError, readJson, transportError } from './errors.js';
 import { ToolRefusedError, type RefusalRecord } from './refused.js';
 import { verifyReceipt, type Receipt, type ReceiptDecision, type ReceiptVerdict } from './receipt.js';
 import { fetchTrust, ledgerSettings, pinTrust, type Trust } from './trust.js';
+import { signedFetch } from './read-auth.js';
 import {
   EntrySchema,
   canonicalJson,
@@ -45,7 +46,7 @@ export interface ClientOptions {
   readonly trustFile?: string;
   /** Ed25519 implementation (node:crypto by default; nobleEd25519 in a browser). */
   readonly ed25519?: Ed25519Backend;
-  /** fetch implementation (global fetch by default). */
+  /** fetch implementation (global fetch by default); the client signs every request it sends through it with `signer` (signed reads). */
   readonly fetch?: typeof fetch;
   /** Longest wait for one answer of the API beyond a long-poll's own wait, in ms (default 30 s): then CLIENT_TIMEOUT. */
   readonly requestTimeoutMs?: number;
@@ -149,10 +150,23 @@ export async function submitEnvelope(
   return { id: answer.id, statementHash: answer.statementHash, partition: answer.partition };
 }
 
-/** `GET /v1/statements/:id` once (the answer is untrusted: checked field by field). */
-export async function statementOutcome(baseUrl: string, id: string, options: { readonly fetch?: typeof fetch; readonly requestTimeoutMs?: number } = {}): Promise<StatementOutcome> {
+ /** Options of the free functions that read the API: the key reads are signed with (the API refuses unsigned reads unless it runs with `readAuth: 'open'`). */
+export interface ReadOptions {
+  readonly fetch?: typeof fetch;
+  readonly requestTimeoutMs?: number;
+  /** The principal's key that signs the read. */
+  readonly signer?: Signer;
+}
+
+function readFetch(options: ReadOptions): typeof fetch {
+  const inner = options.fetch ?? fetch;
+  return options.signer === undefined ? inner : signedFetch(options.signer, { fetch: inner });
+}
+
+/** `GET /v1/statements/:id` once, signed by `options.signer` (the answer is untrusted: checked field by field). */
+export async function statementOutcome(baseUrl: string, id: string, options: ReadOptions = {}): Promise<StatementOutcome> {
   const what = `GET /v1/statements/${id}`;
-  const { status, body } = await requestJson(options.fetch ?? fetch, `${baseUrl}/v1/statements/${encodeURIComponent(id)}`, what, {}, options.requestTimeoutMs ?? 30_000);
+  const { status, body } = await requestJson(readFetch(options), `${baseUrl}/v1/statements/${encodeURIComponent(id)}`, what, {}, options.requestTimeoutMs ?? 30_000);
   if (status !== 200) throw apiError(status, body, what);
   const answer = (body ?? {}) as { status?: unknown; partition?: unknown; index?: unknown; code?: unknown; detail?: unknown };
   const position = Number.isSafeInteger(answer.partition) && Number.isSafeInteger(answer.index) ? { partition: answer.partition as number, index: answer.index as number } : null;
@@ -169,7 +183,7 @@ export async function statementOutcome(baseUrl: string, id: string, options: { r
  * `timeoutMs`, then CLIENT_TIMEOUT). A rejection or refusal is returned,
  * not thrown: the caller decides what it means.
  */
-export async function awaitStatement(baseUrl: string, id: string, timeoutMs = 30_000, options: { readonly fetch?: typeof fetch; readonly pollMs?: number } = {}): Promise<Exclude<StatementOutcome, { status: 'pending' }>> {
+export async function awaitStatement(baseUrl: string, id: string, timeoutMs = 30_000, options: ReadOptions & { readonly pollMs?: number } = {}): Promise<Exclude<StatementOutcome, { status: 'pending' }>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const outcome = await statementOutcome(baseUrl, id, options);
@@ -199,8 +213,9 @@ export class LedgerClient {
 
   constructor(options: ClientOptions) {
     this.#options = options;
-    this.#fetch = options.fetch ?? fetch;
     this.#ed25519 = options.ed25519 ?? nodeEd25519;
+    // Every request is signed by the client's own key: the API answers reads only to a registered principal, within its role.
+    this.#fetch = signedFetch(options.signer, { fetch: options.fetch ?? fetch, ed25519: this.#ed25519 });
     this.#trust = options.trust;
     this.#deciderKeys = options.deciderKeys ?? (options.trust === undefined ? [] : deciderKeysOf(options.trust));
   }
@@ -368,6 +383,8 @@ export class LedgerClient {
       let body: unknown;
       try {
         const answer = await this.#request(`/v1/receipts/${decision.partition}/${index}?waitMs=2000`, 'GET /v1/receipts', {}, 2000);
+        // Another agent's entry in between is not this agent's to read (403): look further.
+        if (answer.status === 403) continue;
         if (answer.status !== 200) return null;
         body = answer.body;
       } catch {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import {
+  checkCheckpointSigners,
+  checkpointVerifiers,
   EntrySchema,
   EnvelopeSchema,
   canonicalJson,
@@ -110,13 +112,18 @@ function sameLog(step: Step): void {
  */
 function signedCheckpoint(step: Step): void {
   const { entry } = step.receipt;
-  const { origin } = ledgerSettings(step.trust);
-  const verifiers: NoteVerifier[] = step.trust.keys
-    .filter((k) => k.roles.includes('sequencer') && (k.revokedAt === null || k.revokedAt >= entry.authorityIndex))
-    .map((k) => ({ name: origin, publicKey: fromHex(k.keyId, 32), verify: (pk, message, sig) => step.ed25519.verify(pk, message, sig) }));
+  const { origin, authorityRulesVersion } = ledgerSettings(step.trust);
+  const verifiers: NoteVerifier[] = checkpointVerifiers(
+    origin,
+    entry.partition,
+    step.trust.keys.filter((k) => k.roles.includes('sequencer') && (k.revokedAt === null || k.revokedAt >= entry.authorityIndex)).map((k) => fromHex(k.keyId, 32)),
+    (pk, message, sig) => step.ed25519.verify(pk, message, sig),
+  );
   let checkpoint: Checkpoint;
   try {
-    checkpoint = parseCheckpoint(openNote(step.receipt.checkpoint, verifiers).text);
+    const opened = openNote(step.receipt.checkpoint, verifiers);
+    checkCheckpointSigners(opened, origin, entry.partition, authorityRulesVersion);
+    checkpoint = parseCheckpoint(opened.text);
   } catch (err) {
     if (err instanceof LedgerError) refuse(ReasonCode.CHECKPOINT_INVALID, `checkpoint: ${err.message}`);
     throw err;

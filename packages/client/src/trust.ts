@@ -2,6 +2,8 @@ import { writeFileSync, renameSync } from 'node:fs';
 import { z } from 'zod';
 import { LedgerError, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import {
+  checkCheckpointSigners,
+  checkpointVerifiers,
   EntrySchema,
   EnvelopeSchema,
   KeyId,
@@ -28,6 +30,7 @@ import {
   type Entry,
   type Envelope,
   type NoteVerifier,
+  type AuthorityRulesVersion,
   type Role,
   type TrustRoot,
 } from '@agent-ledger/core';
@@ -97,7 +100,7 @@ export interface LedgerSettings {
   readonly origin: string;
   readonly eventPartitions: number;
   readonly freshnessMs: number;
-  readonly authorityRulesVersion: 1 | 2;
+  readonly authorityRulesVersion: AuthorityRulesVersion;
 }
 
 /** The ledger settings a trust document's genesis names. */
@@ -178,7 +181,8 @@ function checkRegistrations(trust: Trust, ed25519: Ed25519Backend): void {
   const origin = trust.genesis.statement.body.origin;
   const sequencers: NoteVerifier[] = [];
   const addSequencer = (key: PinnedKey): void => {
-    if (key.roles.includes('sequencer')) sequencers.push({ name: origin, publicKey: fromHex(key.keyId, 32), verify: (pk, message, sig) => ed25519.verify(pk, message, sig) });
+    // Registrations are proven by authority (partition 0) checkpoints.
+    if (key.roles.includes('sequencer')) sequencers.push(...checkpointVerifiers(origin, 0, [fromHex(key.keyId, 32)], (pk, message, sig) => ed25519.verify(pk, message, sig)));
   };
   const ordered = [...trust.keys].sort((a, b) => a.registeredAt - b.registeredAt);
   for (const key of ordered) {
@@ -205,7 +209,9 @@ function checkRegistrations(trust: Trust, ed25519: Ed25519Backend): void {
     }
     let checkpoint: Checkpoint;
     try {
-      checkpoint = parseCheckpoint(openNote(proof.checkpoint, sequencers).text);
+      const opened = openNote(proof.checkpoint, sequencers);
+      checkCheckpointSigners(opened, origin, 0, trust.genesis.statement.body.authorityRulesVersion ?? 1);
+      checkpoint = parseCheckpoint(opened.text);
     } catch (err) {
       if (err instanceof LedgerError) throw new LedgerError(ReasonCode.CHECKPOINT_INVALID, `${what}: the registration's checkpoint: ${err.message}`);
       throw err;

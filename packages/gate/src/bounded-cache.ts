@@ -15,6 +15,19 @@ export class BoundedCache<V> {
     this.#maxKeyLength = maxKeyLength;
   }
 
+  /** The value remembered for `key`, if any (with {@link remember}: a look-up that needs no closure for the computation). */
+  peek(key: string): V | undefined {
+    return this.#map.get(key);
+  }
+
+  /** Remembers `value` for `key` (within the bounds). */
+  remember(key: string, value: V): void {
+    if (key.length <= this.#maxKeyLength) {
+      if (this.#map.size >= this.#maxEntries) this.#map.clear();
+      this.#map.set(key, value);
+    }
+  }
+
   /** The value for `key`, computing and remembering it on a miss. */
   get(key: string, compute: (key: string) => V): V {
     const hit = this.#map.get(key);

@@ -1,16 +1,16 @@
 import { BoundedCache } from './bounded-cache.js';
-import { ALL_RULES, COMPILED_SIGNAL_RULES, Flag, UNINSPECTABLE_INDEX, UNKNOWN_HOST_INDEX, alternativeHolds } from './field-matchers.js';
+import { ALL_RULES, COMPILED_SIGNAL_RULES, Flag, UNINSPECTABLE_INDEX, UNKNOWN_HOST_INDEX, alternativeHolds, type CompiledAlternative, type CompiledSignalRule } from './field-matchers.js';
 import { dequoteShell } from './normalize.js';
 import { DEFAULT_CONFIG, type GateConfig } from './options.js';
 import { PATTERN_RULES, URL_AUTHORITY, type PatternRule } from './pattern-rules.js';
-import { TargetFacts, readProposal, targetClauses, targetSignature, targetView, type ProposalViews } from './proposal-views.js';
+import { TargetFacts, readProposal, targetClauses, targetSignature, targetView, type KnownViews, type ProposalViews } from './proposal-views.js';
 import { CRISIS_SUPPORT_COMPANIONS } from './signal-rules.js';
 import { COMMAND_RULES } from './command-rules.js';
 import { Findings } from './findings.js';
 import { moneyFindings } from './money.js';
 import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
 import { setAnalysisVersion } from './analysis-version.js';
-import { callFindings, canonicalToolName, toolKind, type ToolKind } from './tool-registry.js';
+import { callFindings, type ToolKind } from './tool-registry.js';
 import { SIGNAL_RULES } from './signal-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
@@ -29,12 +29,6 @@ export interface Classification {
   /** A crisis decision action. */
   readonly crisisDecision: boolean;
 }
-
-/** Recipients that are not "other people": nobody, the user being served, the agent itself. */
-const SELF_RECIPIENTS: ReadonlySet<string> = new Set([
-  '', '-', 'none', 'null', 'nil', 'n/a', 'na', 'nobody', 'no one', 'self', 'me', 'myself', 'user', 'the user', 'current user',
-  'current-user', 'current_user', 'end user', 'end-user', 'requester', 'requestor', 'caller',
-]);
 
 const CRISIS_SUPPORT_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'crisis.support');
 const CRISIS_DECISION_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'crisis.decision');
@@ -66,10 +60,6 @@ const CREDENTIAL_PHRASE_CLAUSE = ((): number => {
   return compiled.alternatives[2]?.need ?? 0;
 })();
 
-/** Tool names (their tool part) that run database statements: `mcp__postgres__query`, `execute_sql`. */
-const SQL_TOOL_WORDS = /(?:^|_)(?:sql|query|queries|postgres|postgresql|mysql|mariadb|sqlite|mssql|database|db|bigquery|snowflake|redshift|clickhouse|duckdb|mongo|mongodb|redis)(?:_|$)/;
-const isSqlToolName = (tool: string): boolean => SQL_TOOL_WORDS.test(canonicalToolName(tool));
-const sqlToolMemo = new BoundedCache<boolean>(65_536, 256);
 
 /** Version-2 rules fired on the current proposal (same scratch discipline as `fired`). */
 const firedCommand = new Uint8Array(COMMAND_RULES.length);
@@ -94,6 +84,10 @@ function fire(index: number, out: string[]): void {
   if (rule.tier > tally.tier) tally.tier = rule.tier;
   tally.risk += rule.weight;
   if (rule.block === true) tally.destructive = true;
+}
+
+function fireAll(indexes: readonly number[], out: string[]): void {
+  for (let i = 0; i < indexes.length; i++) fire(indexes[i] as number, out);
 }
 
 /** Pattern rules that fire on a command (normal form), by index; remembered per distinct command. */
@@ -156,7 +150,7 @@ function containsWords(words: string, needle: string): boolean {
 }
 
 function namesOther(names: readonly string[], self: string): boolean {
-  for (const name of names) if (name !== self) return true;
+  for (let i = 0; i < names.length; i++) if (names[i] !== self) return true;
   return false;
 }
 
@@ -165,7 +159,7 @@ function flagsOf(views: ProposalViews, crisis: boolean): number {
   const self = views.agent.name;
   const recipient = views.recipient.normal;
   let flags = 0;
-  if (SELF_RECIPIENTS.has(recipient) || (recipient !== '' && (recipient === views.agent.normal || recipient === self))) flags |= Flag.recipientIsSelf;
+  if (views.recipient.selfWord || (recipient !== '' && (recipient === views.agent.normal || recipient === self))) flags |= Flag.recipientIsSelf;
   const target = views.target;
   const agent = views.agent;
   // The packed facts settle most proposals without the target's whole view: its
@@ -185,17 +179,18 @@ function flagsOf(views: ProposalViews, crisis: boolean): number {
  * Runs every rule over one proposal and appends the ids of those that fire
  * to `out` (the decision's reasons), in table order; the result's `rules` is
  * `out` itself. The internal form of {@link classify}, used by decide(),
- * which passes the target's packed facts when it already has them (else -1).
+ * which passes the views the grant table already holds.
+ * The result is scratch, refilled by the next call.
  */
 export function classifyInto(
   out: string[],
   proposal: Partial<Proposal>,
   context: Partial<DecideContext>,
   config: GateConfig,
-  targetFacts = -1,
+  known: KnownViews | undefined = undefined,
   rulesVersion: RulesVersion = LATEST_RULES_VERSION,
 ): Classification {
-  const views = readProposal(proposal, context.environment, targetFacts);
+  const views = readProposal(proposal, context.environment, known);
   fired.fill(0);
   tally.tier = 0;
   tally.risk = 0;
@@ -210,15 +205,16 @@ export function classifyInto(
     // Version 2: statements of database tools keep the SQL pattern rules; everything
     // else is read by meaning (tool registry, shell parser, path model).
     // Database programs run from a shell are read by the command analysis (psql -c, mysql -e, redis-cli).
-    kind = toolKind(text(proposal.tool));
-    const sqlText = views.sqlTool && kind !== 'exec' ? views.args.normal : kind === 'unknown' && sqlToolMemo.get(text(proposal.tool), isSqlToolName) ? views.args.normal : '';
-    if (sqlText !== '') for (const index of sqlPatternMemo.get(sqlText, matchSql)) fire(index, out);
+    kind = views.tool.kind;
+    const sqlText = views.sqlTool && kind !== 'exec' ? views.args.normal : kind === 'unknown' && views.tool.sqlName ? views.args.normal : '';
+    if (sqlText !== '') fireAll(sqlPatternMemo.get(sqlText, matchSql), out);
     setAnalysisVersion(rulesVersion);
-    for (const index of callFindings(text(proposal.tool), text(proposal.actionType), proposal.args, views.execTool, kind)) fireCommand(index, out);
+    const found = callFindings(text(proposal.tool), views.verbs, proposal.args, views.execTool, kind);
+    for (let i = 0; i < found.length; i++) fireCommand(found[i] as number, out);
   } else if (views.command !== '') {
     // Pattern rules: commands of execution tools, statements of database tools.
     const indexes = views.execTool ? shellPatternMemo.get(views.command, matchShell) : sqlPatternMemo.get(views.command, matchSql);
-    for (const index of indexes) fire(index, out);
+    fireAll(indexes, out);
     if (fired[NET_FETCH_INDEX] === 1 && reachesUnknownHost(dequoteShell(views.command), config.knownHosts)) fire(UNKNOWN_HOST_INDEX, out);
   }
   if (views.uninspectable) fire(UNINSPECTABLE_INDEX, out);
@@ -228,9 +224,11 @@ export function classifyInto(
     views.tool.clauses | views.action.clauses | targetClauses(views.target) | views.scope | views.recipient.clauses | views.environment.clauses | views.argKeys.clauses | views.args.clauses;
   if (rulesVersion >= 2 && kind !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
   const flags = flagsOf(views, context.crisis === true);
-  for (const compiled of COMPILED_SIGNAL_RULES) {
-    for (const alternative of compiled.alternatives) {
-      if (alternativeHolds(alternative, clauses, flags, fired)) {
+  for (let r = 0; r < COMPILED_SIGNAL_RULES.length; r++) {
+    const compiled = COMPILED_SIGNAL_RULES[r] as CompiledSignalRule;
+    const alternatives = compiled.alternatives;
+    for (let a = 0; a < alternatives.length; a++) {
+      if (alternativeHolds(alternatives[a] as CompiledAlternative, clauses, flags, fired)) {
         fire(compiled.index, out);
         break;
       }
@@ -241,13 +239,24 @@ export function classifyInto(
     const money = moneyScratch;
     money.reset();
     moneyFindings(money, proposal.args, fired[FINANCIAL_INDEX] === 1);
-    for (const index of money.list) fireCommand(index, out);
+    const list = money.list;
+    for (let i = 0; i < list.length; i++) fireCommand(list[i] as number, out);
   }
 
   let crisisSupport = fired[CRISIS_SUPPORT_INDEX] === 1 && !commandFired;
   if (crisisSupport) for (let i = 0; i < fired.length; i++) if (fired[i] === 1 && SUPPORT_COMPANION[i] === 0) crisisSupport = false;
-  return { tier: tally.tier, risk: tally.risk, rules: out, destructive: tally.destructive, crisisSupport, crisisDecision: fired[CRISIS_DECISION_INDEX] === 1 };
+  const result = lastClassification;
+  result.tier = tally.tier;
+  result.risk = tally.risk;
+  result.rules = out;
+  result.destructive = tally.destructive;
+  result.crisisSupport = crisisSupport;
+  result.crisisDecision = fired[CRISIS_DECISION_INDEX] === 1;
+  return result;
 }
+
+/** The result of {@link classifyInto}: one object, refilled by every call (read it before the next). */
+const lastClassification: { -readonly [K in keyof Classification]: Classification[K] } = { tier: 0, risk: 0, rules: [], destructive: false, crisisSupport: false, crisisDecision: false };
 
 /**
  * Classifies a proposal with the pattern, behavioural and context rules
@@ -258,7 +267,8 @@ export function classifyInto(
  * `context.crisis`, all normalised first; never the query or the labels.
  */
 export function classify(proposal: Proposal, context: DecideContext = {}, config: GateConfig = DEFAULT_CONFIG, rulesVersion: RulesVersion = LATEST_RULES_VERSION): Classification {
-  return classifyInto([], proposal, context, config, -1, rulesVersion);
+  const result = classifyInto([], proposal, context, config, undefined, rulesVersion);
+  return { tier: result.tier, risk: result.risk, rules: result.rules, destructive: result.destructive, crisisSupport: result.crisisSupport, crisisDecision: result.crisisDecision };
 }
 
 function text(value: unknown): string {

@@ -1,3 +1,4 @@
+import { analysis } from './analysis-version.js';
 import { R, type Findings } from './findings.js';
 import { looksLikePath } from './path-model.js';
 import { touchPath, type PathAction } from './path-rules.js';
@@ -21,6 +22,9 @@ const WRITES = /\b(?:open\([^)]*,\s*['"][wax+]|writefile|appendfile|createwrites
 const DELETES = /\b(?:rmtree|rmsync|rmdirsync|unlink|unlinksync|os\.remove|os\.rmdir|removedirs|rimraf|fileutils\.rm_r|rm_rf|file\.delete)\b/i;
 const RECURSIVE_DELETES = /\b(?:rmtree|rimraf|rm_rf|rm_r|recursive\s*:\s*true|removedirs)\b/i;
 const ENVIRONMENT = /\b(?:os\.environ|process\.env|%env|\$env\b|getenv|environ\b|env\.to_h|printenv)/i;
+/** Version 4: code that evaluates what it downloads (PowerShell's IEX of a WebClient string, exec(urlopen(...).read())). */
+const EVALUATES = /\b(?:iex|invoke-expression)\b|\b(?:exec|eval)\s*\(/i;
+const DOWNLOADS = /\b(?:downloadstring|downloaddata|downloadfile|net\.webclient|webclient|invoke-webrequest|iwr|invoke-restmethod|irm|start-bitstransfer|urlopen|requests\.get|urllib\.request|http\.get|fetch)\b/i;
 const PRIVILEGE = /\b(?:setuid\(0\)|setgid\(0\)|os\.setuid|chmod\([^)]*0o?[2467][0-7]{3})/i;
 
 /** The string literals of code: '...', "...", `...`, with common escapes decoded. */
@@ -72,6 +76,7 @@ export function inspectCode(findings: Findings, code: string, runShell: (text: s
   const literals = literalsOf(code);
   const network = NETWORK.test(lower);
   const shell = SHELL_CALLS.test(lower);
+  if (analysis.v4 && EVALUATES.test(lower) && DOWNLOADS.test(lower)) findings.add(R.remotePipeShell);
   if (OBFUSCATION.test(lower) && (DYNAMIC_EXEC.test(lower) || shell)) findings.add(R.decoded);
   else if (DYNAMIC_EXEC.test(lower) && !literals.some(looksLikeCommand)) findings.add(R.eval);
   if (network && (REVERSE.test(lower) || (shell && /\bsocket\b|net\.connect|tcpsocket|fsockopen|io::socket/.test(lower)))) findings.add(R.reverseShell);

@@ -1,7 +1,8 @@
 import { hasOption, programName, readOptions, type Options } from './argv.js';
-import { analysis } from './analysis-version.js';
+import { analysis, analysisSlot } from './analysis-version.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
+import { ruleIndex } from './command-rules.js';
 import { Findings, R } from './findings.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { touchPath } from './path-rules.js';
@@ -52,6 +53,11 @@ const SECRET_VARIABLE = /\$\{?[A-Za-z_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS
 const SECRET_NAME = /^[A-Za-z_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|PRIVATE)[A-Za-z_0-9]*$/;
 const SAFE_SINK = /^(?:\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)|&?\d|-)$/;
 
+/** `values` without `t`. */
+function withoutTty(values: ReadonlySet<string>): ReadonlySet<string> {
+  return new Set([...values].filter((v) => v !== 't'));
+}
+
 function word(text: string): Word {
   return plainWord(text);
 }
@@ -77,13 +83,37 @@ const SECRET_PREFIXES_V3 = /(?:^|[^a-z])(?:sk-|sk_test|rk_live|glpat-|gho_|ghs_|
 /** Headers that carry the caller's own credential to the service it calls (version 3: sending them is authentication, not exfiltration). */
 const AUTH_HEADER = /^\s*(?:authorization|proxy-authorization|x-api-key|api-key|apikey|x-auth-token|x-access-token|private-token|x-goog-api-key|x-github-token|x-gitlab-token|x-vault-token)\s*:/i;
 
+/** Version 4: rules appended after version 3 (command-rules.ts). */
+const RESOURCE_HIJACKING = ruleIndex('impact.resource_hijacking');
+const PAYMENT_COMMAND = ruleIndex('money.payment_command');
+/** Version 4: crypto-mining programs, by name. */
+const MINER_PROGRAMS = /^(?:xmrig(?:-[a-z]+)?|xmr-stak(?:-[a-z]+)?|minerd|cpuminer(?:-[a-z]+)?|cgminer|bfgminer|ethminer|t-rex|nbminer|lolminer|gminer|phoenixminer|nanominer|srbminer(?:-multi)?|teamredminer|ccminer|nheqminer|kawpowminer|bzminer|wildrig(?:-multi)?)$/;
+/** Version 4: a miner named in an argument (a container image, a path, a download). */
+const MINER_WORD = /(?:^|[/:=@])(?:xmrig|xmr-stak|cpuminer|minerd|ethminer|nbminer|lolminer|phoenixminer|srbminer|teamredminer|ccminer|nheqminer|kawpowminer|t-rex-miner)(?:[-_][a-z0-9.]+)*(?:[:@/]|$)/i;
+/** Version 4: mining pools (stratum URLs, well-known pool hosts). */
+const MINING_POOL = /\bstratum\d?\+(?:tcp|ssl|tls):\/\/|(?:^|[/@.])(?:minexmr|supportxmr|nanopool|2miners|f2pool|hashvault|moneroocean|nicehash|ethermine|unmineable|herominers|c3pool|xmrpool|viabtc)\.(?:com|org|net|pro|stream|eu)(?::\d+)?(?:\/|$)/i;
+/** Version 4: variables holding connection strings, which carry their password (DATABASE_URL, SENTRY_DSN, MONGO_URI). */
+const CONNECTION_NAME = /^(?:[A-Za-z0-9_]*_)?(?:DATABASE|DB|REDIS|MONGO(?:DB)?|POSTGRES(?:QL)?|PG|MYSQL|MARIADB|AMQP|RABBITMQ|BROKER|SENTRY|ELASTICSEARCH|ES|KAFKA|SMTP|MSSQL|SQLSERVER|ORACLE|CLICKHOUSE)_?(?:URL|URI|DSN)$|^(?:[A-Za-z0-9_]*_)?(?:DSN|CONNECTION_STRING|CONN_STR|CONNSTR|CONNECTIONSTRING)$/i;
+const CONNECTION_VARIABLE = /\$\{?((?:[A-Za-z0-9_]*_)?(?:DATABASE|DB|REDIS|MONGO(?:DB)?|POSTGRES(?:QL)?|PG|MYSQL|MARIADB|AMQP|RABBITMQ|BROKER|SENTRY|ELASTICSEARCH|ES|KAFKA|SMTP|MSSQL|SQLSERVER|ORACLE|CLICKHOUSE)_?(?:URL|URI|DSN)|(?:[A-Za-z0-9_]*_)?(?:DSN|CONNECTION_STRING|CONN_STR|CONNSTR|CONNECTIONSTRING))\b/i;
+/** Version 4: fields of a pod spec that give a pod the host (kubectl run --overrides, patch, create/apply from arguments). */
+const POD_ESCAPE = /["']?\b(?:privileged|hostPID|hostIPC|hostNetwork|allowPrivilegeEscalation)["']?\s*:\s*["']?true\b|["']?\bhostPath["']?\s*:\s*\{[^}]*\bpath["']?\s*:\s*["']?\/["']?\s*[,}]/i;
+/** Version 4: stripe resources through which money moves, and the verbs that move it. */
+const STRIPE_MONEY_RESOURCE = /^(?:refunds?|payouts?|transfers?|transfer_reversals|charges?|payment_intents?|paymentintents|setup_intents|topups?|application_fees|balance_transactions|invoices?|credit_notes|subscriptions?|checkout\.sessions|payment_links?|treasury\.\S+|issuing\.\S+)$/;
+const STRIPE_MONEY_VERB = /^(?:create|update|confirm|capture|pay|cancel|reverse|finalize|void|send|post|delete|approve|fund|mark_uncollectible)$/;
+/** Version 4: branch names that are shared history (a forced push to them rewrites what others have). */
+const SHARED_BRANCH = /^(?:head|main|master|trunk|develop|development|dev|release(?:[/-].*)?|releases\/.*|prod|production|stable|staging|gh-pages|hotfix(?:[/-].*)?)$/i;
+
 class Analysis {
   /** Reading for rules version 3 (analysis-version.ts) rather than 2. */
   readonly v3 = analysis.v3;
+  /** Reading for rules version 4 (analysis-version.ts). */
+  readonly v4 = analysis.v4;
   /** Version 3: the working directory after the `cd`s read so far (null: where the command starts). */
   cwd: string | null = null;
   /** Version 3: git remotes added earlier in the same command. */
   readonly remotes = new Set<string>();
+  /** Version 4: variables assigned a decoded value earlier in the same command. */
+  readonly decodedVariables = new Set<string>();
 
   constructor(
     readonly findings: Findings,
@@ -147,6 +177,7 @@ class Analysis {
   variable(rawName: string, value: Word | null, persistent: boolean): void {
     const name = rawName.toUpperCase();
     const text = value?.text ?? '';
+    if (this.v4 && value?.decoded === true) this.decodedVariables.add(rawName);
     if (name.startsWith('LEDGER_')) this.findings.add(R.ledgerTamper);
     if (LOADER_VARIABLES.has(name)) {
       if (name === 'LD_PRELOAD' || name === 'LD_AUDIT' || name === 'DYLD_INSERT_LIBRARIES') {
@@ -250,9 +281,75 @@ class Analysis {
       if (this.v3 && first.text !== '[' && first.text !== '[[' && /[*?[]/.test(first.text)) this.findings.add(R.indirection);
       // A file made earlier in the same command (downloaded or decoded), now run.
       if (first.text.includes('/') && this.script.produced.has(pathFacts(first.text).normal)) this.findings.add(R.downloadExec);
+      if (this.v4) this.readV4(programName(first.text), argv.slice(1));
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
+    }
+  }
+
+  /**
+   * Version 4: what is read of every program, at each level of unwrapping,
+   * besides its own rules: decoded arguments, miners, connection strings,
+   * package uploads by any registry client, pod specs that take the host,
+   * payment CLIs.
+   */
+  readV4(name: string, args: readonly Word[]): void {
+    const f = this.findings;
+    // A decoded value as an argument (a substitution that decodes, or a variable assigned one): what it names is hidden.
+    if (name !== 'echo' && name !== 'printf' && name !== 'export' && name !== 'declare' && name !== 'local' && name !== 'readonly') {
+      for (const w of args) {
+        if (w.decoded) f.add(R.decoded);
+        else if (w.dynamic && this.decodedVariables.size > 0) for (const m of w.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)) if (this.decodedVariables.has(m[1] as string)) f.add(R.decoded);
+      }
+    }
+    if (MINER_PROGRAMS.test(name) || args.some((w) => MINING_POOL.test(w.text))) f.add(RESOURCE_HIJACKING);
+    const lower = args.map((w) => w.text.toLowerCase());
+    const operands = lower.filter((w) => !w.startsWith('-'));
+    const sub = operands[0] ?? '';
+    const dryRun = lower.some((w) => w === '--dry-run' || w === '--dryrun');
+    switch (name) {
+      case 'printenv':
+        if (args.some((w) => CONNECTION_NAME.test(w.text))) f.add(R.credentialFile);
+        return;
+      case 'echo': case 'printf':
+        if (args.some((w) => CONNECTION_VARIABLE.test(w.text))) f.add(R.credentialFile);
+        return;
+      case 'docker': case 'podman': case 'nerdctl': case 'finch': case 'kubectl': case 'oc': case 'helm':
+        if (args.some((w) => MINER_WORD.test(w.text))) f.add(RESOURCE_HIJACKING);
+        if ((name === 'kubectl' || name === 'oc') && /^(?:run|create|apply|patch|debug|replace|set)$/.test(sub) && (args.some((w) => POD_ESCAPE.test(w.text)) || lower.some((w) => w === '--privileged' || w === '--privileged=true'))) f.add(R.containerEscape);
+        if (name === 'helm' && sub === 'push') f.add(R.cloudUpload);
+        return;
+      // Package uploads by registry clients (a dry run uploads nothing).
+      case 'twine':
+        if (sub === 'upload' && !dryRun) f.add(R.cloudUpload);
+        return;
+      case 'gem':
+        if (sub === 'push') f.add(R.cloudUpload);
+        return;
+      case 'poetry': case 'flit': case 'hatch': case 'uv': case 'pdm': case 'vsce': case 'ovsx': case 'jlpm':
+        if (sub === 'publish' && !dryRun) f.add(R.cloudUpload);
+        return;
+      case 'anaconda':
+        if (sub === 'upload') f.add(R.cloudUpload);
+        return;
+      case 'dotnet': case 'nuget':
+        if ((name === 'nuget' ? sub : operands[1]) === 'push' && (name === 'nuget' || sub === 'nuget')) f.add(R.cloudUpload);
+        return;
+      case 'mvn': case 'mvnw':
+        if (operands.includes('deploy')) f.add(R.cloudUpload);
+        return;
+      case 'gradle': case 'gradlew':
+        if (operands.some((w) => /^(?:publish|publishtomavencentral|publishplugins|uploadarchives)$/.test(w) || /^publish\w*to(?!mavenlocal)\w*repository$/.test(w))) f.add(R.cloudUpload);
+        return;
+      case 'python': case 'pypy':
+        if (lower[0] === '-m' && lower[1] === 'twine' && lower[2] === 'upload' && !dryRun) f.add(R.cloudUpload);
+        return;
+      // Payment providers' CLIs: creating or changing what moves money.
+      case 'stripe':
+        if (STRIPE_MONEY_RESOURCE.test(sub) && STRIPE_MONEY_VERB.test(operands[1] ?? '') || /^(?:post|delete)$/.test(sub) && /^\/?v1\/(?:refunds|payouts|transfers|charges|payment_intents|topups|invoices|subscriptions|treasury)/.test(operands[1] ?? '')) f.add(PAYMENT_COMMAND);
+        return;
+      default:
     }
   }
 
@@ -753,7 +850,8 @@ class Analysis {
     }
     switch (sub) {
       case 'run': case 'create': case 'exec': {
-        const o = readOptions(rest, withValue, true);
+        // Version 4: for these, -t is the tty flag (`docker run -it`), not build's --tag.
+        const o = readOptions(rest, this.v4 ? withoutTty(withValue) : withValue, true);
         if (hasOption(o, '', 'privileged')) f.add(R.containerEscape);
         for (const [key, value] of o.allValues) {
           const v = value.text.toLowerCase();
@@ -1225,6 +1323,8 @@ class Analysis {
         const dest = rest[rest.length - 1];
         const sources = rest.slice(0, -1);
         if (dest !== undefined && dest.text.includes(':') && sources.some((s) => !s.text.includes(':'))) f.add(R.cloudUpload);
+        // Version 4: options may follow the operands (`--transfers 8`): a remote after a local path is an upload.
+        else if (this.v4 && rest.some((r, i) => r.text.includes(':') && !/^[a-z]:[\\/]/i.test(r.text) && rest.slice(0, i).some((s) => !s.text.includes(':')))) f.add(R.cloudUpload);
         for (const s of sources) if (!s.text.includes(':')) this.touch(s.text, 'read');
       }
       if (sub !== undefined && /^(?:delete|purge|deletefile|rmdirs)$/.test(sub.text)) f.add(R.cloudDelete);
@@ -1816,13 +1916,18 @@ class Analysis {
     const sub = args[i]?.text ?? '';
     const rest = args.slice(i + 1);
     const lower = rest.map((w) => w.text.toLowerCase());
-    const o = readOptions(rest, new Set(['m', 'message', 'o', 'push-option', 'u', 'set-upstream-to', 'b', 'B', 'c', 'C', 'f', 'file', 'branch', 'exec', 'x', 'template', 'upload-pack', 'receive-pack', 'config', 'depth', 'origin', 'separate-git-dir', 'filter', 'reference', 'strategy', 's', 'S', 'X']));
+    const gitValues = new Set(['m', 'message', 'o', 'push-option', 'u', 'set-upstream-to', 'b', 'B', 'c', 'C', 'f', 'file', 'branch', 'exec', 'x', 'template', 'upload-pack', 'receive-pack', 'config', 'depth', 'origin', 'separate-git-dir', 'filter', 'reference', 'strategy', 's', 'S', 'X']);
+    // Version 4: push's -u is --set-upstream (no value): `git push -u --force origin main` is a forced push.
+    if (this.v4 && sub === 'push') gitValues.delete('u');
+    const o = readOptions(rest, gitValues);
     switch (sub) {
       case 'push': {
         // Version 3: pushing to a URL, or to a remote added earlier in the same command, sends the repository to a new place.
         const to = o.operands[0]?.text;
         if (this.v3 && to !== undefined && (to.includes('://') || /^[^/\s:]+@[^/\s:]+:/.test(to) || this.remotes.has(to))) f.add(R.upload);
-        if (hasOption(o, 'fd', 'force', 'force-with-lease', 'force-if-includes', 'delete', 'mirror', 'prune') || o.operands.some((w) => w.text.startsWith('+') || /^:[^\s]+$/.test(w.text))) f.add(R.gitHistory);
+        // Version 4: a push with lease of named branches none of which is shared history (main, release/*, ...) is the everyday rebase of one's own branch.
+        const ownLease = this.v4 && hasOption(o, '', 'force-with-lease') && !hasOption(o, 'fd', 'force', 'delete', 'mirror', 'prune', 'all', 'tags') && o.operands.length >= 2 && o.operands.slice(1).every((w) => !w.dynamic && !w.text.startsWith('+') && !w.text.startsWith(':') && /^[A-Za-z0-9._/-]+(?::[A-Za-z0-9._/-]+)?$/.test(w.text) && !SHARED_BRANCH.test(w.text.slice(w.text.indexOf(':') + 1).replace(/^refs\/heads\//, '')));
+        if (!ownLease && (hasOption(o, 'fd', 'force', 'force-with-lease', 'force-if-includes', 'delete', 'mirror', 'prune') || o.operands.some((w) => w.text.startsWith('+') || /^:[^\s]+$/.test(w.text)))) f.add(R.gitHistory);
         if (o.values.has('receive-pack') || o.values.has('exec')) f.add(R.gitConfig);
         return;
       }
@@ -1933,9 +2038,8 @@ class Analysis {
 /** Names of common commands: a function or alias with one of these names shadows what the user expects to run. */
 const COMMON_COMMANDS: ReadonlySet<string> = new Set(['sudo', 'su', 'ls', 'cd', 'cat', 'ssh', 'scp', 'git', 'curl', 'wget', 'ps', 'kill', 'rm', 'cp', 'mv', 'echo', 'python', 'python3', 'node', 'npm', 'pip', 'docker', 'kubectl', 'which', 'passwd', 'gpg', 'openssl', 'ledger', 'command', 'type', 'exit', 'history', 'clear', 'vim', 'vi', 'nano', 'grep', 'find', 'id', 'whoami', 'apt', 'apt-get', 'make', 'bash', 'sh']);
 
-/** Memos of version 2's and version 3's readings (one per version: their answers differ). */
-const shellMemo = new BoundedCache<readonly number[]>(16_384, 8192);
-const shellMemoV3 = new BoundedCache<readonly number[]>(16_384, 8192);
+/** Memos of version 2's, 3's and 4's readings (one per version: their answers differ). */
+const shellMemos: readonly BoundedCache<readonly number[]>[] = [new BoundedCache<readonly number[]>(16_384, 8192), new BoundedCache<readonly number[]>(16_384, 8192), new BoundedCache<readonly number[]>(16_384, 8192)];
 
 function analyzeUncached(text: string): readonly number[] {
   const findings = new Findings();
@@ -1944,12 +2048,12 @@ function analyzeUncached(text: string): readonly number[] {
 }
 
 /**
- * The rules (version 2 or 3, as analysis-version.ts says) that fire on a
+ * The rules (version 2, 3 or 4, as analysis-version.ts says) that fire on a
  * shell command (indexes into COMMAND_RULES). Identical commands are read
  * once (a bounded memo per version).
  */
 export function analyzeShell(text: string): readonly number[] {
-  return (analysis.v3 ? shellMemoV3 : shellMemo).get(text, analyzeUncached);
+  return (shellMemos[analysisSlot()] as BoundedCache<readonly number[]>).get(text, analyzeUncached);
 }
 
 /** Reads inline code (a code tool's `code` argument) the way `python -c` is read. */

@@ -93,6 +93,9 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('money.amount_low', 1, 0.5, 'an amount of money from 100 to 999 (USD or equivalent)'),
   rule('money.amount_medium', 2, 1.5, 'an amount of money from 1,000 to 9,999'),
   rule('money.amount_high', 3, 3, 'an amount of money of 10,000 or more'),
+  // Version 4 (appended: the indexes of the rules above, and so version 2 and 3 reasons, stay as they were).
+  rule('impact.resource_hijacking', 3, 3, 'crypto miners (xmrig, cpuminer, ...), their container images and stratum pool URLs'),
+  rule('money.payment_command', 3, 3, "a payment provider's CLI creating or changing refunds, payouts, transfers, charges or payments (stripe ...)"),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

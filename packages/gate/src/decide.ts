@@ -1,11 +1,13 @@
 import { ReasonCode, formatRefusal } from '@agent-ledger/refusals';
 import { classifyInto, type Classification } from './classify.js';
-import { lookUpGrants, riskThresholdOf, type GateState, type GrantFindings, type GrantRecord, type TargetNode } from './grants.js';
+import { knownViews, lookUpGrants, riskThresholdOf, type GateState, type GrantFindings, type GrantRecord, type TargetNode } from './grants.js';
 import type { GateOptions } from './options.js';
 import { PATTERN_RULES } from './pattern-rules.js';
 import { COMMAND_RULES } from './command-rules.js';
 import { LATEST_RULES_VERSION, isRulesVersion, type RulesVersion } from './rules-version.js';
 import { targetFacts } from './proposal-views.js';
+import { recordable } from './recordable.js';
+import { emptyScratch } from './findings.js';
 import type { DecideCommand, GateDecision, Outcome } from './types.js';
 
 /**
@@ -23,30 +25,11 @@ export const PRECEDENCE = [
   'precedence.8_needs_human',
 ] as const;
 
-/** Longest piece of untrusted text copied into a reason or a refusal. */
-const MAX_RECORDED = 160;
 /** Labels recorded one by one; more are counted. */
 const MAX_LABELS = 16;
 
+const NO_CONTEXT = Object.freeze({});
 const findings: GrantFindings = { block: null, allow: null, expired: null, nearMiss: false, argumentMismatch: null };
-
-/** Untrusted text made safe to record: one line, no controls, no lone surrogates, bounded. */
-function recordable(value: unknown): string {
-  if (typeof value !== 'string') return '';
-  if (value.length <= MAX_RECORDED && isPrintableAscii(value)) return value;
-  let text = value.length > MAX_RECORDED ? value.slice(0, MAX_RECORDED) : value;
-  text = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
-  // A lone surrogate cannot be canonicalised (RFC 8785); replace it.
-  return text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
-}
-
-function isPrintableAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e) return false;
-  }
-  return true;
-}
 
 function operation(command: DecideCommand): string {
   const p = command.proposal;
@@ -88,9 +71,18 @@ function decision(
     refusal,
     grantId: grant === null ? null : grant.grantId,
     grantEntry: grant === null ? null : grant.entry,
-    reasons,
+    // A copy of exactly the reasons (the scratch keeps its store for the next call).
+    reasons: reasons.slice(),
   };
 }
+
+/**
+ * The reasons of the call being decided: scratch (decide() is synchronous
+ * and never re-entered), copied into the decision at its exact length, so a
+ * call allocates one small array instead of growing a fresh one push by push.
+ * Made with room (findings.ts, emptyScratch): emptied by popping, it keeps its store.
+ */
+const reasonScratch: string[] = emptyScratch('');
 
 /** The last query recorded and its reason (agents repeat their query across calls: the reason is then not built again). */
 let lastQuery: unknown = '';
@@ -157,10 +149,14 @@ export function decide(command: DecideCommand, state: GateState, options?: GateO
 
 function decideUnchecked(command: DecideCommand, state: GateState, options: GateOptions | undefined): GateDecision {
   const proposal = command.proposal;
-  const reasons: string[] = [];
+  const reasons = reasonScratch;
+  // Popped one by one: `length = 0` would drop the array's store.
+  while (reasons.length > 0) reasons.pop();
   // The grant table first: the node of the proposal's target, when there is one, knows the target's classifier facts.
+  // It also holds the classifier's views of the agent, and of the recipient and scope when a grant names them.
   const exact = lookUpGrants(state, proposal, command.now, findings);
-  const classification = classifyInto(reasons, proposal, command.context ?? {}, state.config, exact === undefined ? -1 : factsOf(exact), rulesVersionOf(options));
+  if (exact !== undefined) knownViews.targetFacts = factsOf(exact);
+  const classification = classifyInto(reasons, proposal, command.context ?? NO_CONTEXT, state.config, knownViews, rulesVersionOf(options));
   const grants = findings;
 
   if (grants.block !== null) {
@@ -190,7 +186,7 @@ function decideUnchecked(command: DecideCommand, state: GateState, options: Gate
   }
   const allow = grants.allow;
   if (allow !== null && classification.tier <= allow.tier) {
-    reasons.push(`grant.allowed:${recordable(allow.grantId)}`, PRECEDENCE[5]);
+    reasons.push(allow.allowedReason, PRECEDENCE[5]);
     recordFreeText(reasons, command);
     return decision('allow', classification, null, null, allow, reasons);
   }

@@ -1,13 +1,25 @@
 import { COMMAND_RULES, ruleIndex } from './command-rules.js';
 
 /**
+ * An empty array with room for 16 elements, for scratch lists emptied by
+ * popping: V8 gives an array's store back when it is popped to empty from
+ * the capacity a first push gives (17), and the next push allocates a new
+ * one; a store of 16 made by a literal is kept.
+ */
+export function emptyScratch<T>(fill: T): T[] {
+  const list = [fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill, fill];
+  while (list.length > 0) list.pop();
+  return list;
+}
+
+/**
  * The rules of version 2 that fired on one input, by index into
  * COMMAND_RULES, in the order they first fired. Cheap to build, kept (frozen
  * as an array) in the memos of the analyses.
  */
 export class Findings {
   readonly #seen = new Uint8Array(COMMAND_RULES.length);
-  readonly list: number[] = [];
+  readonly list: number[] = emptyScratch(0);
 
   add(index: number): void {
     if (this.#seen[index] === 1) return;
@@ -20,13 +32,15 @@ export class Findings {
   }
 
   addAll(indexes: readonly number[]): void {
-    for (const index of indexes) this.add(index);
+    // Indexed: the lists are often frozen (memo values), which for-of reads through an iterator object.
+    for (let i = 0; i < indexes.length; i++) this.add(indexes[i] as number);
   }
 
   /** Empties the set (for a scratch instance reused across calls). */
   reset(): void {
-    for (const index of this.list) this.#seen[index] = 0;
-    this.list.length = 0;
+    // Popped one by one: `length = 0` would drop the array's store, and the next add allocate a new one.
+    const list = this.list;
+    while (list.length > 0) this.#seen[list.pop() as number] = 0;
   }
 }
 

@@ -1,9 +1,11 @@
 import { coveringPatterns, covers, DEFAULT_RISK_THRESHOLD, GrantRegistry, isPattern, satisfiesAll, type ArgumentConstraint, type GrantEffect, type Statement } from '@agent-ledger/core';
 import { DEFAULT_CONFIG, DEFAULT_GRANT_TIER, resolveConfig, type GateConfig, type GateOptions } from './options.js';
+import { agentView, recipientView, scopeClauses, type AgentView, type KnownViews, type RecipientView } from './proposal-views.js';
+import { recordable } from './recordable.js';
 import type { AuthorityEvent } from './types.js';
 
 /** A grant as the gate holds it: the five-field key, the window, the effect, and its provenance on the authority stream. */
-export interface GrantRecord {
+export interface GrantRecord extends FieldViews {
   readonly grantId: string;
   readonly agentId: string;
   readonly actionType: string;
@@ -34,12 +36,94 @@ export interface GrantRecord {
   reauthorizedEntry: number | null;
 }
 
+/**
+ * The classifier's views of a grant's recipient and scope (pure functions of
+ * the two strings), computed when the grant is folded and kept in the grant
+ * record itself (a call that finds the grant reads no other object for them).
+ */
+interface FieldViews {
+  /** The classifier's view of `recipient` (proposal-views.ts, RecipientView). */
+  readonly recipientNormal: string;
+  readonly recipientMask: number;
+  readonly recipientClauses: number;
+  readonly recipientSelfWord: boolean;
+  /** The classifier's clause bits of `scope`. */
+  readonly scopeClauses: number;
+  /** The reason a decision that this grant allows gives: `grant.allowed:<grantId>`. */
+  readonly allowedReason: string;
+}
+
+function fieldViews(grantId: string, recipient: string, scope: string): FieldViews {
+  const view = recipientView(recipient);
+  return {
+    recipientNormal: view.normal,
+    recipientMask: view.mask,
+    recipientClauses: view.clauses,
+    recipientSelfWord: view.selfWord,
+    scopeClauses: scopeClauses(scope),
+    allowedReason: `grant.allowed:${recordable(grantId)}`,
+  };
+}
+
+/**
+ * A grant record with every member written in one object literal (not
+ * spread in): the members a lookup reads then sit in the record itself,
+ * not in a separate property store (one memory access fewer per grant).
+ */
+function grantRecord(fields: Omit<GrantRecord, keyof FieldViews>, views: FieldViews): GrantRecord {
+  return {
+    grantId: fields.grantId,
+    agentId: fields.agentId,
+    actionType: fields.actionType,
+    targetResource: fields.targetResource,
+    recipient: fields.recipient,
+    scope: fields.scope,
+    notBefore: fields.notBefore,
+    expiresAt: fields.expiresAt,
+    effect: fields.effect,
+    tier: fields.tier,
+    parentGrantId: fields.parentGrantId,
+    constraints: fields.constraints,
+    proposalHash: fields.proposalHash,
+    proposedBy: fields.proposedBy,
+    entry: fields.entry,
+    cosignedBy: fields.cosignedBy,
+    cosignEntry: fields.cosignEntry,
+    revoked: fields.revoked,
+    revokedEntry: fields.revokedEntry,
+    reauthorizedEntry: fields.reauthorizedEntry,
+    recipientNormal: views.recipientNormal,
+    recipientMask: views.recipientMask,
+    recipientClauses: views.recipientClauses,
+    recipientSelfWord: views.recipientSelfWord,
+    scopeClauses: views.scopeClauses,
+    allowedReason: views.allowedReason,
+  };
+}
+
 /** Life of a grant: proposed (not yet co-signed: inactive), active, revoked (for good). */
 export type GrantStatus = 'proposed' | 'active' | 'revoked';
 
-/** Grants of one (agentId, actionType, targetResource), by recipient; each list is scanned for the scope. */
+/**
+ * Grants of one (agentId, actionType, targetResource), by recipient; each
+ * list is scanned for the scope. Nodes of one resource are chained
+ * (`next`); a resource that many agents hold grants on is indexed by agent
+ * on its first node (`byAgent`, chains of `agentNext`).
+ */
 export interface TargetNode {
+  readonly agentId: string;
+  readonly actionType: string;
   readonly targetResource: string;
+  /** The classifier's view of `agentId` (shared by the nodes of one agent; computed at fold). */
+  readonly agent: AgentView;
+  /** The next node of the same resource (another agent or action type), while the resource is not indexed by agent. */
+  next: TargetNode | null;
+  /** The next node of the same resource and agent (another action type), once it is. */
+  agentNext: TargetNode | null;
+  /** On the first node of a resource: nodes of the resource by agent (chains of `agentNext`), once its chain grew long; else null. */
+  byAgent: Map<string, TargetNode> | null;
+  /** On the first node of a resource: length of its chain (`next`). */
+  chain: number;
   /** Active allow grants under this node, whatever their window: near misses are counted against it. */
   activeAllow: number;
   /**
@@ -60,11 +144,15 @@ export interface TargetNode {
 /**
  * The gate's state: the grant table and the admin keys that may write it.
  *
- * Grants are indexed through nested maps, agentId -> actionType ->
- * targetResource -> recipient, and the last list is scanned for the scope:
- * exact for any strings (no separator to collide), no allocation per lookup,
- * and the proposal's strings keep the hashes computed here for the
- * classifier's memos (decide() looks the grants up first).
+ * Grants are indexed by targetResource (one map probe: the most varied of
+ * the five fields), then the few (agentId, actionType) nodes of that
+ * resource are compared field by field (by agent through a map when many
+ * agents hold grants on it), then by recipient, and the last list is
+ * scanned for the scope: exact for any strings (no separator to collide),
+ * no key built and no allocation per lookup, and the proposal's strings
+ * keep the hashes computed here for the classifier's memos (decide() looks
+ * the grants up first). Fewer objects are read per lookup than through a
+ * map per agent and per action type (the table is memory-bound at 100k grants).
  * The node of (agentId, actionType, targetResource) is also the index of near
  * misses (same agent, action and target; another recipient or scope). Read
  * the state through {@link decide} and {@link grantStatus}; its members may
@@ -73,7 +161,10 @@ export interface TargetNode {
 export interface GateState {
   readonly config: GateConfig;
   readonly grants: Map<string, GrantRecord>;
-  readonly byTarget: Map<string, Map<string, Map<string, TargetNode>>>;
+  /** First node of each target resource (TargetNode). */
+  readonly byResource: Map<string, TargetNode>;
+  /** The classifier's view of each agent that has a node (shared by its nodes). */
+  readonly agentViews: Map<string, AgentView>;
   /** Key id -> principal, for keys that hold the admin role now. */
   readonly adminKeys: Map<string, string>;
   /** One more than the highest authority index folded. */
@@ -99,7 +190,8 @@ export function initialState(options?: GateOptions): GateState {
   return {
     config: options === undefined ? DEFAULT_CONFIG : resolveConfig(options),
     grants: new Map(),
-    byTarget: new Map(),
+    byResource: new Map(),
+    agentViews: new Map(),
     adminKeys: new Map(),
     authoritySize: 0,
     ignored: 0,
@@ -124,10 +216,61 @@ function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   return value;
 }
 
+/** Chain length past which a resource's nodes are indexed by agent. */
+const CHAIN_LIMIT = 8;
+
+/** The node of (agentId, actionType, targetResource), if any. */
+function findNode(state: GateState, agentId: unknown, actionType: unknown, resource: unknown): TargetNode | undefined {
+  const first = state.byResource.get(resource as string);
+  if (first === undefined) return undefined;
+  if (first.byAgent === null) {
+    for (let node: TargetNode | null = first; node !== null; node = node.next) if (node.agentId === agentId && node.actionType === actionType) return node;
+    return undefined;
+  }
+  for (let node = first.byAgent.get(agentId as string) ?? null; node !== null; node = node.agentNext) if (node.actionType === actionType) return node;
+  return undefined;
+}
+
 function targetNode(state: GateState, g: { agentId: string; actionType: string; targetResource: string }): TargetNode {
-  const byAction = child(state.byTarget, g.agentId, () => new Map<string, Map<string, TargetNode>>());
-  const byResource = child(byAction, g.actionType, () => new Map<string, TargetNode>());
-  return child(byResource, g.targetResource, (): TargetNode => ({ targetResource: g.targetResource, activeAllow: 0, only: null, byRecipient: new Map<string, GrantRecord[]>(), targetFacts: -1 }));
+  const found = findNode(state, g.agentId, g.actionType, g.targetResource);
+  if (found !== undefined) return found;
+  const agent = child(state.agentViews, g.agentId, () => agentView(g.agentId));
+  const node: TargetNode = {
+    agentId: g.agentId,
+    actionType: g.actionType,
+    targetResource: g.targetResource,
+    agent,
+    next: null,
+    agentNext: null,
+    byAgent: null,
+    chain: 1,
+    activeAllow: 0,
+    only: null,
+    byRecipient: new Map<string, GrantRecord[]>(),
+    targetFacts: -1,
+  };
+  const first = state.byResource.get(g.targetResource);
+  if (first === undefined) {
+    state.byResource.set(g.targetResource, node);
+    return node;
+  }
+  if (first.byAgent !== null) {
+    node.agentNext = first.byAgent.get(g.agentId) ?? null;
+    first.byAgent.set(g.agentId, node);
+    return node;
+  }
+  node.next = first.next;
+  first.next = node;
+  first.chain += 1;
+  if (first.chain > CHAIN_LIMIT) {
+    const byAgent = new Map<string, TargetNode>();
+    for (let n: TargetNode | null = first; n !== null; n = n.next) {
+      n.agentNext = byAgent.get(n.agentId) ?? null;
+      byAgent.set(n.agentId, n);
+    }
+    first.byAgent = byAgent;
+  }
+  return node;
 }
 
 function insert(state: GateState, grant: GrantRecord): void {
@@ -209,7 +352,7 @@ export function evolve(state: GateState, event: AuthorityEvent): GateState {
       if (Array.isArray(body.keys)) for (const key of body.keys) registerAdmin(state, record(key));
       const policy = body.grantPolicy as GrantRegistry['policy'] | undefined;
       if (policy !== undefined) state.registry.policy = policy;
-      if (body.authorityRulesVersion === 2) state.registry.authorityRulesVersion = 2;
+      if (body.authorityRulesVersion === 2 || body.authorityRulesVersion === 3) state.registry.authorityRulesVersion = body.authorityRulesVersion;
       if (typeof body.riskThreshold === 'number' && Number.isFinite(body.riskThreshold)) state.defaultRiskThreshold = body.riskThreshold;
       return state;
     }
@@ -250,7 +393,7 @@ function follow(state: GateState, effect: GrantEffect): void {
   switch (effect.kind) {
     case 'proposed': {
       const b = entry.body;
-      insert(state, {
+      insert(state, grantRecord({
         grantId: b.grantId,
         agentId: b.agentId,
         actionType: b.actionType,
@@ -271,7 +414,7 @@ function follow(state: GateState, effect: GrantEffect): void {
         revoked: false,
         revokedEntry: null,
         reauthorizedEntry: null,
-      });
+      }, fieldViews(b.grantId, b.recipient, b.scope)));
       return;
     }
     case 'cosigned': {
@@ -336,7 +479,7 @@ export function grantFromScenario(state: GateState, grant: ScenarioGrant, entry:
     state.ignored += 1;
     return state;
   }
-  insert(state, {
+  insert(state, grantRecord({
     grantId: grant.grantId,
     agentId: grant.agentId,
     actionType: grant.actionType,
@@ -357,7 +500,7 @@ export function grantFromScenario(state: GateState, grant: ScenarioGrant, entry:
     revoked: false,
     revokedEntry: null,
     reauthorizedEntry: null,
-  });
+  }, fieldViews(grant.grantId, grant.recipient, grant.scope)));
   return state;
 }
 
@@ -406,19 +549,23 @@ export function lookUpGrants(
   findings.expired = null;
   findings.nearMiss = false;
   findings.argumentMismatch = null;
-  const byResource = state.byTarget.get(operation.agentId as string)?.get(operation.actionType as string);
-  if (byResource === undefined) return undefined;
+  const known = knownViews;
+  known.targetFacts = -1;
+  known.recipient = null;
+  known.scope = -1;
   const resource = operation.targetResource as string;
+  const exact = findNode(state, operation.agentId, operation.actionType, resource);
+  // The agent's view when the table holds it (else the classifier reads it from its memo: the same pure view).
+  known.agent = exact === undefined ? null : exact.agent;
   let activeAllow = 0;
   let matchingAllow = 0;
-  const exact = byResource.get(resource);
   if (exact !== undefined) {
     activeAllow += exact.activeAllow;
     matchingAllow += scanNode(exact, operation, now, findings, state.patternGrants > 0);
   }
   if (state.patternGrants > 0 && typeof resource === 'string') {
     for (const pattern of coveringPatterns(resource)) {
-      const node = byResource.get(pattern);
+      const node = findNode(state, operation.agentId, operation.actionType, pattern);
       if (node === undefined) continue;
       activeAllow += node.activeAllow;
       matchingAllow += scanNode(node, operation, now, findings, true);
@@ -427,6 +574,19 @@ export function lookUpGrants(
   findings.nearMiss = activeAllow > matchingAllow;
   return exact;
 }
+
+/**
+ * The classifier's views of the last operation looked up that the grant
+ * table holds (the agent's, and the recipient's and scope's when a grant
+ * names the same strings): scratch, refilled by each {@link lookUpGrants}.
+ */
+export const knownViews: KnownViews = { targetFacts: -1, agent: null, recipient: null, scope: -1 };
+
+/** Scratch of {@link knownViews}' recipient. */
+const knownRecipient: { -readonly [K in keyof RecipientView]: RecipientView[K] } = { normal: '', word: '', mask: 0, clauses: 0, selfWord: true };
+
+/** The recipient of the operation being scanned (scanGrant compares it with each grant's). */
+let scanRecipient: unknown = '';
 
 /** Scans one resource node for grants whose recipient and scope match; returns how many active allow grants matched. */
 function scanNode(
@@ -439,6 +599,7 @@ function scanNode(
   const recipient = operation.recipient as string;
   const scope = operation.scope as string;
   const args = operation.args;
+  scanRecipient = recipient;
   let matched = 0;
   if (!patterns) {
     const only = node.only;
@@ -461,6 +622,17 @@ function scanList(list: readonly GrantRecord[], scope: string, args: unknown, no
 
 /** Records a grant whose recipient matches in `findings`; 1 when it is an active allow grant whose scope matches too, else 0. */
 function scanGrant(grant: GrantRecord, scope: string, args: unknown, now: number, findings: GrantFindings, patterns: boolean): number {
+  // The grant names the operation's own strings: their views are the grant's.
+  if (grant.recipient === (scanRecipient as unknown) && knownViews.recipient === null) {
+    const view = knownRecipient;
+    view.normal = grant.recipientNormal;
+    view.word = grant.recipientNormal;
+    view.mask = grant.recipientMask;
+    view.clauses = grant.recipientClauses;
+    view.selfWord = grant.recipientSelfWord;
+    knownViews.recipient = view;
+  }
+  if (grant.scope === scope) knownViews.scope = grant.scopeClauses;
   if (!isActive(grant)) return 0;
   if (grant.scope !== scope && !(patterns && typeof scope === 'string' && covers(grant.scope, scope))) return 0;
   const inWindow = grant.notBefore <= now && now < grant.expiresAt;

@@ -29,11 +29,38 @@ const MINOR_UNITS_KEY = /(?:cents|minor|pence|satoshi|sats|wei)$/;
 const CURRENCY_KEY = /^(?:currency|currencycode|ccy|cur|denomination|asset|token)$/;
 const AMOUNT_TEXT = /^\s*(US\$|C\$|A\$|R\$|[$€£¥₹₩₿₽₺₪]|[a-z]{3}\s)?\s*(-?[0-9][0-9,' _]*(?:\.[0-9]+)?)\s*(k|mm|m|bn|b|thousand|million|billion)?\s*([a-z]{3,4}|[$€£¥₹₩₿])?\s*$/i;
 
-interface MoneyScan {
-  maxUsd: number;
-  currency: string | null;
-  pending: { key: string; value: number; minor: boolean; generic: boolean }[];
+/**
+ * Scratch of one scan (moneyFindings is synchronous and never re-entered):
+ * the largest explicit amount, the currency named beside the amounts, and
+ * the amounts under money names whose currency is settled at the end.
+ */
+class MoneyScan {
+  maxUsd = 0;
+  currency: string | null = null;
+  nodes = 0;
+  pendingCount = 0;
+  readonly pendingKey: string[] = [];
+  readonly pendingValue: number[] = [];
+  readonly pendingMinor: boolean[] = [];
+  readonly pendingGeneric: boolean[] = [];
+
+  reset(): void {
+    this.maxUsd = 0;
+    this.currency = null;
+    this.nodes = 0;
+    for (let i = 0; i < this.pendingCount; i++) this.pendingKey[i] = '';
+    this.pendingCount = 0;
+  }
+
+  pend(key: string, value: number): void {
+    const i = this.pendingCount++;
+    this.pendingKey[i] = key;
+    this.pendingValue[i] = value;
+    this.pendingMinor[i] = MINOR_UNITS_KEY.test(key);
+    this.pendingGeneric[i] = GENERIC_KEY.test(key);
+  }
 }
+const scratch = new MoneyScan();
 
 function parseAmountText(text: string): { value: number; currency: string | null; explicit: boolean } | null {
   if (text.length > 64) return null;
@@ -55,47 +82,64 @@ function usd(value: number, currency: string | null): number {
   return value * (USD_PER_UNIT[currency ?? 'usd'] ?? 1);
 }
 
-const normalizeKey = (key: string): string => key.toLowerCase().replace(/[^a-z0-9]/g, '');
-/** Argument names repeat: each is normalised once (bounded). */
-const keyMemo = new BoundedCache<string>(16_384, 128);
+/** What the scan needs of an argument name: its normal form and what it names, read once per distinct name. */
+interface KeyInfo {
+  /** Lowercase, separators removed. */
+  readonly normal: string;
+  /** The name says which currency (CURRENCY_KEY). */
+  readonly currency: boolean;
+  /** Its numbers are amounts of money (MONEY_KEY and not NOT_MONEY_KEY). */
+  readonly money: boolean;
+  /** A short string under it may name a currency without a digit (the raw name mentions cur, ccy, denom, asset or token). */
+  readonly mayNameCurrency: boolean;
+}
+const readKey = (key: string): KeyInfo => {
+  const normal = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return {
+    normal,
+    currency: CURRENCY_KEY.test(normal),
+    money: normal !== '' && MONEY_KEY.test(normal) && !NOT_MONEY_KEY.test(normal),
+    mayNameCurrency: key !== '' && /cur|ccy|denom|asset|token/i.test(key),
+  };
+};
+/** Argument names repeat: each is read once (bounded). */
+const keyMemo = new BoundedCache<KeyInfo>(16_384, 128);
+const TOP = readKey('');
 
 /** Digits: a string without one holds no amount. */
 const DIGIT = /[0-9]/;
 
-function scan(value: unknown, key: string, out: MoneyScan, depth: number, nodes: { n: number }): void {
-  if (depth > 8 || ++nodes.n > 1024) return;
-  if (typeof value === 'string' && !DIGIT.test(value) && !(value.length <= 8 && key !== '' && /cur|ccy|denom|asset|token/i.test(key))) return;
+function scan(value: unknown, key: string, info: KeyInfo, out: MoneyScan, depth: number): void {
+  if (depth > 8 || ++out.nodes > 1024) return;
+  if (typeof value === 'string' && !DIGIT.test(value) && !(value.length <= 8 && info.mayNameCurrency)) return;
   if (typeof value === 'object' && value !== null) {
-    scanObject(value, key, out, depth, nodes);
+    scanObject(value, key, info, out, depth);
     return;
   }
-  const normalKey = keyMemo.get(key, normalizeKey);
+  const normalKey = info.normal;
   if (typeof value === 'number' || typeof value === 'bigint') {
-    if (normalKey !== '' && MONEY_KEY.test(normalKey) && !NOT_MONEY_KEY.test(normalKey)) {
-      out.pending.push({ key: normalKey, value: Math.abs(Number(value)), minor: MINOR_UNITS_KEY.test(normalKey), generic: GENERIC_KEY.test(normalKey) });
-    }
+    if (info.money) out.pend(normalKey, Math.abs(Number(value)));
     return;
   }
   if (typeof value === 'string') {
-    if (CURRENCY_KEY.test(normalKey)) {
+    if (info.currency) {
       const c = value.trim().toLowerCase();
       if (USD_PER_UNIT[c] !== undefined) out.currency = c;
       return;
     }
     const parsed = parseAmountText(value);
     if (parsed === null) return;
-    const moneyKey = normalKey !== '' && MONEY_KEY.test(normalKey) && !NOT_MONEY_KEY.test(normalKey);
     if (parsed.explicit) {
       const minor = MINOR_UNITS_KEY.test(normalKey);
       out.maxUsd = Math.max(out.maxUsd, usd(minor ? parsed.value / 100 : parsed.value, parsed.currency));
-    } else if (moneyKey) out.pending.push({ key: normalKey, value: parsed.value, minor: MINOR_UNITS_KEY.test(normalKey), generic: GENERIC_KEY.test(normalKey) });
+    } else if (info.money) out.pend(normalKey, parsed.value);
     return;
   }
 }
 
-function scanObject(value: object, key: string, out: MoneyScan, depth: number, nodes: { n: number }): void {
+function scanObject(value: object, key: string, info: KeyInfo, out: MoneyScan, depth: number): void {
   if (Array.isArray(value)) {
-    for (const item of value) scan(item, key, out, depth + 1, nodes);
+    for (const item of value) scan(item, key, info, out, depth + 1);
     return;
   }
   const object = value as Record<string, unknown>;
@@ -103,11 +147,12 @@ function scanObject(value: object, key: string, out: MoneyScan, depth: number, n
   const outer = out.currency;
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;
-    if (CURRENCY_KEY.test(keyMemo.get(name, normalizeKey)) && typeof object[name] === 'string') scan(object[name], name, out, depth + 1, nodes);
+    const member = keyMemo.get(name, readKey);
+    if (member.currency && typeof object[name] === 'string') scan(object[name], name, member, out, depth + 1);
   }
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;
-    scan(object[name], name, out, depth + 1, nodes);
+    scan(object[name], name, keyMemo.get(name, readKey), out, depth + 1);
   }
   out.currency = outer ?? out.currency;
 }
@@ -119,12 +164,15 @@ function scanObject(value: object, key: string, out: MoneyScan, depth: number, n
  */
 export function moneyFindings(findings: Findings, args: unknown, financial: boolean): void {
   if (typeof args !== 'object' || args === null) return;
-  const out: MoneyScan = { maxUsd: 0, currency: null, pending: [] };
-  scan(args, '', out, 0, { n: 0 });
-  for (const p of out.pending) {
-    if (p.generic && !financial && out.currency === null) continue;
-    const value = p.minor ? p.value / 100 : p.value;
-    const currency = p.key.endsWith('usd') ? 'usd' : p.key.endsWith('eur') ? 'eur' : p.key.endsWith('gbp') ? 'gbp' : out.currency;
+  const out = scratch;
+  out.reset();
+  scan(args, '', TOP, out, 0);
+  for (let i = 0; i < out.pendingCount; i++) {
+    if (out.pendingGeneric[i] === true && !financial && out.currency === null) continue;
+    const key = out.pendingKey[i] as string;
+    const raw = out.pendingValue[i] as number;
+    const value = out.pendingMinor[i] === true ? raw / 100 : raw;
+    const currency = key.endsWith('usd') ? 'usd' : key.endsWith('eur') ? 'eur' : key.endsWith('gbp') ? 'gbp' : out.currency;
     out.maxUsd = Math.max(out.maxUsd, usd(value, currency));
   }
   if (out.maxUsd >= 10_000) findings.add(R.moneyHigh);

@@ -1,6 +1,7 @@
 import { BoundedCache } from './bounded-cache.js';
 import { FactBit, Field, WORD_FORM, actionClauseBits, clauseBits, fieldClauses, matchMask } from './field-matchers.js';
 import { normalizeText, wordForm } from './normalize.js';
+import { callVerbs, isSqlToolName, toolKind, type ToolKind } from './tool-registry.js';
 
 /**
  * Limits on what the gate reads of a proposal's arguments (untrusted input).
@@ -72,10 +73,38 @@ export const TargetFacts = {
   signatureShift: 10,
 } as const;
 
+/** The recipient: its field view, and whether it names nobody or the user (not "other people"). */
+export interface RecipientView extends FieldView {
+  readonly selfWord: boolean;
+}
+
+/** Recipients that are not "other people": nobody, the user being served, the agent itself. */
+const SELF_RECIPIENTS: ReadonlySet<string> = new Set([
+  '', '-', 'none', 'null', 'nil', 'n/a', 'na', 'nobody', 'no one', 'self', 'me', 'myself', 'user', 'the user', 'current user',
+  'current-user', 'current_user', 'end user', 'end-user', 'requester', 'requestor', 'caller',
+]);
+
+/**
+ * Views of a proposal's fields that the caller already holds (decide() reads
+ * them from the grant table, which computed them when the grant was folded):
+ * each, when set, is the view of the proposal's own value of the field.
+ * -1 / null: not known, read from the proposal.
+ */
+export interface KnownViews {
+  targetFacts: number;
+  agent: AgentView | null;
+  recipient: RecipientView | null;
+  scope: number;
+}
+
 /** The tool: its field view and what kind of tool it is. */
 export interface ToolView extends FieldView {
   readonly exec: boolean;
   readonly sql: boolean;
+  /** What the tool does with its arguments (tool-registry.ts, rules version 2). */
+  readonly kind: ToolKind;
+  /** The tool's name names a database (tool-registry.ts, isSqlToolName). */
+  readonly sqlName: boolean;
 }
 
 /** The proposing agent. */
@@ -104,7 +133,7 @@ export interface ProposalViews {
   readonly targetText: string;
   /** The scope's clause bits. */
   readonly scope: number;
-  readonly recipient: FieldView;
+  readonly recipient: RecipientView;
   readonly environment: FieldView;
   readonly argKeys: FieldView;
   readonly args: NamingFieldView;
@@ -112,6 +141,8 @@ export interface ProposalViews {
   readonly command: string;
   readonly execTool: boolean;
   readonly sqlTool: boolean;
+  /** Verbs named by the words of the tool and action type (tool-registry.ts, callVerbs): read for unknown tools. */
+  readonly verbs: number;
   readonly uninspectable: boolean;
 }
 
@@ -190,11 +221,58 @@ const environmentMemo = new BoundedCache<FieldView>(MEMO_ENTRIES, MEMO_KEY_LENGT
 const argsMemo = new BoundedCache<NamingFieldView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
 const agentMemo = new BoundedCache<AgentView>(MEMO_ENTRIES, MEMO_KEY_LENGTH);
 
+/** What a (tool, action type) pair says, read once per distinct pair. */
+interface CallView {
+  readonly tool: ToolView;
+  readonly action: FieldView;
+  readonly execTool: boolean;
+  readonly sqlTool: boolean;
+  readonly verbs: number;
+}
+/** Call views by tool then action type: one probe per pair of the proposal's own strings, no key built (bounded: emptied when full). */
+let callViews = new Map<string, Map<string, CallView>>();
+let callViewCount = 0;
+const CALL_VIEWS = 65_536;
+const CALL_KEY_LENGTH = 256;
+
+function readCall(tool: string, actionType: string): CallView {
+  const toolView = toolMemo.get(tool, readTool);
+  const action = actionMemo.get(actionType, readAction);
+  return {
+    tool: toolView,
+    action,
+    execTool: toolView.exec || (action.mask & FactBit.execAction) !== 0,
+    sqlTool: toolView.sql || (action.mask & FactBit.sqlAction) !== 0,
+    verbs: toolView.kind === 'unknown' ? callVerbs(tool, actionType) : 0,
+  };
+}
+
+/** The view of a (tool, action type) pair. */
+function callView(tool: string, actionType: string): CallView {
+  let byAction = callViews.get(tool);
+  const hit = byAction?.get(actionType);
+  if (hit !== undefined) return hit;
+  const view = readCall(tool, actionType);
+  if (tool.length > CALL_KEY_LENGTH || actionType.length > CALL_KEY_LENGTH) return view;
+  if (callViewCount >= CALL_VIEWS) {
+    callViews = new Map();
+    callViewCount = 0;
+    byAction = undefined;
+  }
+  if (byAction === undefined) {
+    byAction = new Map();
+    callViews.set(tool, byAction);
+  }
+  byAction.set(actionType, view);
+  callViewCount += 1;
+  return view;
+}
+
 const readTool = (raw: string): ToolView => {
   const view = fieldView(Field.tool, raw);
   const canonical = canonicalTool(view.word);
   const first = firstWord(view.word);
-  return { ...view, exec: EXEC_TOOLS.has(canonical) || EXEC_TOOLS.has(first), sql: SQL_TOOLS.has(canonical) || SQL_TOOLS.has(first) };
+  return { ...view, exec: EXEC_TOOLS.has(canonical) || EXEC_TOOLS.has(first), sql: SQL_TOOLS.has(canonical) || SQL_TOOLS.has(first), kind: toolKind(raw), sqlName: isSqlToolName(raw) };
 };
 const readAction = (raw: string): FieldView => fieldView(Field.action, raw);
 const readTarget = (raw: string): NamingFieldView => {
@@ -246,6 +324,23 @@ export function targetView(raw: string): NamingFieldView {
 }
 
 const readScope = (raw: string): number => fieldView(Field.scope, raw).clauses;
+
+/** The clause bits of a scope (for the grant table: what a proposal with this scope will need). */
+export function scopeClauses(raw: string): number {
+  return readScope(raw);
+}
+
+/** The view of a recipient (for the grant table; a proposal's own is read into scratch). */
+export function recipientView(raw: string): RecipientView {
+  const normal = normalizeText(raw);
+  const mask = matchMask(Field.recipient, normal);
+  return { normal, word: normal, mask, clauses: clauseBits(Field.recipient, mask), selfWord: SELF_RECIPIENTS.has(normal) };
+}
+
+/** The view of an agent id (for the grant table). */
+export function agentView(raw: string): AgentView {
+  return readAgent(raw);
+}
 const readEnvironment = (raw: string): FieldView => fieldView(Field.environment, raw);
 /** Argument names arrive joined by NUL; each is put in word form, joined by ' | '. */
 const readArgKeys = (joined: string): FieldView => {
@@ -411,6 +506,7 @@ class ArgsReader {
 }
 
 const reader = new ArgsReader();
+const NOTHING_KNOWN: KnownViews = Object.freeze({ targetFacts: -1, agent: null, recipient: null, scope: -1 });
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
@@ -420,7 +516,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 // Scratch of one reading: decide() is synchronous and never re-entered, so one
 // instance of each serves every call (the views of the last proposal read).
-const recipientView: Mutable<FieldView> = { ...fieldView(Field.recipient, '') };
+const recipientScratch: Mutable<RecipientView> = { ...fieldView(Field.recipient, ''), selfWord: true };
 const shortArgsView = blankArgs();
 const views: Mutable<ProposalViews> = {
   agent: readAgent(''),
@@ -429,13 +525,14 @@ const views: Mutable<ProposalViews> = {
   target: readTargetFacts(''),
   targetText: '',
   scope: readScope(''),
-  recipient: recipientView,
+  recipient: recipientScratch,
   environment: readEnvironment(''),
   argKeys: readArgKeys(''),
   args: shortArgsView,
   command: '',
   execTool: false,
   sqlTool: false,
+  verbs: 0,
   uninspectable: false,
 };
 
@@ -448,7 +545,7 @@ const views: Mutable<ProposalViews> = {
 export function readProposal(
   proposal: { readonly agentId?: unknown; readonly tool?: unknown; readonly actionType?: unknown; readonly targetResource?: unknown; readonly recipient?: unknown; readonly scope?: unknown; readonly args?: unknown },
   environment: unknown,
-  knownTargetFacts = -1,
+  known: KnownViews = NOTHING_KNOWN,
 ): ProposalViews {
   reader.reset();
   const rawArgs = proposal.args;
@@ -464,23 +561,29 @@ export function readProposal(
   const args = argsText.length <= 64 ? fillArgs(shortArgsView, argsText) : argsMemo.get(argsText, readArgs);
   if (args.normal.length === ARGS_LIMITS.maxScanChars && argsText.length < ARGS_LIMITS.maxScanChars) uninspectable = true;
 
-  const tool = toolMemo.get(text(proposal.tool), readTool);
-  const action = actionMemo.get(text(proposal.actionType), readAction);
-  const execTool = tool.exec || (action.mask & FactBit.execAction) !== 0;
-  const sqlTool = tool.sql || (action.mask & FactBit.sqlAction) !== 0;
-  views.agent = agentMemo.get(text(proposal.agentId), readAgent);
+  const call = callView(text(proposal.tool), text(proposal.actionType));
+  const tool = call.tool;
+  const action = call.action;
+  const execTool = call.execTool;
+  const sqlTool = call.sqlTool;
+  views.agent = known.agent ?? agentMemo.get(text(proposal.agentId), readAgent);
   views.tool = tool;
   views.action = action;
   const target = text(proposal.targetResource);
-  views.target = knownTargetFacts === -1 ? targetMemo.get(target, readTargetFacts) : knownTargetFacts;
+  views.target = known.targetFacts === -1 ? targetMemo.get(target, readTargetFacts) : known.targetFacts;
   views.targetText = target;
-  views.scope = scopeMemo.get(text(proposal.scope), readScope);
-  // Recipients are mostly distinct (vendors, customers, partners): read each time, into scratch.
-  const recipient = normalizeText(text(proposal.recipient));
-  recipientView.normal = recipient;
-  recipientView.word = recipient;
-  recipientView.mask = matchMask(Field.recipient, recipient);
-  recipientView.clauses = clauseBits(Field.recipient, recipientView.mask);
+  views.scope = known.scope === -1 ? scopeMemo.get(text(proposal.scope), readScope) : known.scope;
+  if (known.recipient !== null) views.recipient = known.recipient;
+  else {
+    // Recipients are mostly distinct (vendors, customers, partners): read each time, into scratch.
+    const recipient = normalizeText(text(proposal.recipient));
+    recipientScratch.normal = recipient;
+    recipientScratch.word = recipient;
+    recipientScratch.mask = matchMask(Field.recipient, recipient);
+    recipientScratch.clauses = clauseBits(Field.recipient, recipientScratch.mask);
+    recipientScratch.selfWord = SELF_RECIPIENTS.has(recipient);
+    views.recipient = recipientScratch;
+  }
   views.environment = environmentMemo.get(text(environment), readEnvironment);
   views.argKeys = argKeysView(reader.keys, reader.keyCount);
   // A proposal's names are not kept past the call (the array keeps its capacity).
@@ -489,6 +592,7 @@ export function readProposal(
   views.command = execTool || sqlTool ? args.normal : '';
   views.execTool = execTool;
   views.sqlTool = sqlTool;
+  views.verbs = call.verbs;
   views.uninspectable = uninspectable;
   return views;
 }

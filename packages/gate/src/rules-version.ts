@@ -15,14 +15,22 @@
  * shell startup files, browser stores read by sqlite3, `gh gist create`,
  * pushes to a remote added in the same command, recursive re-permissioning
  * of /, timestamp forgery, glob-named programs, deleting `.git`).
+ * Version 4 is version 3 with wider reading of options and wrappers: the
+ * tty flag of `docker run -it`, options after an rclone destination,
+ * escape fields of a pod spec given to `kubectl run --overrides`/`patch`,
+ * package uploads by every registry client (twine, gem, poetry, ...),
+ * connection-string variables (DATABASE_URL, *_DSN), a decoded value used
+ * as an argument, code that evaluates what it downloads (PowerShell IEX),
+ * crypto miners, payment providers' CLIs, and an MCP tool named after a
+ * program given its argv as an array.
  */
-export const RULES_VERSIONS = [1, 2, 3] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 3;
+export const LATEST_RULES_VERSION: RulesVersion = 4;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

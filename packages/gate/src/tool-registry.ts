@@ -1,5 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
-import { analysis } from './analysis-version.js';
+import { analysis, analysisSlot } from './analysis-version.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
@@ -77,6 +77,14 @@ function kindOf(tool: string): ToolKind {
 
 const kindMemo = new BoundedCache<ToolKind>(65_536, 256);
 
+/** Tool names (their tool part) that run database statements: `mcp__postgres__query`, `execute_sql`. */
+const SQL_TOOL_WORDS = /(?:^|_)(?:sql|query|queries|postgres|postgresql|mysql|mariadb|sqlite|mssql|database|db|bigquery|snowflake|redshift|clickhouse|duckdb|mongo|mongodb|redis)(?:_|$)/;
+
+/** True when a tool's name (its tool part) names a database: its statements get the SQL pattern rules. */
+export function isSqlToolName(tool: string): boolean {
+  return SQL_TOOL_WORDS.test(canonicalToolName(tool));
+}
+
 /** What a tool does with its arguments. */
 export function toolKind(tool: string): ToolKind {
   return kindMemo.get(tool, kindOf);
@@ -92,6 +100,9 @@ const URL_KEYS = /(?:url|uri|href|link|endpoint|address|webpage|site|page)s?$/;
 /** Search patterns that look for secrets. */
 const SECRET_TERMS = /(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_ -]key|begin (?:rsa|openssh|ec|dsa|pgp)|aws_secret|token|credential|bearer)/i;
 const CONTENT_KEYS = /^(?:content|contents|text|body|data|new_string|old_string|new_str|old_str|new_source|edits|insert_text|file_text|replacement|diff|patch|message|description|prompt|query|pattern|regex|search|replace|title|summary|note|comment)$/;
+
+/** Version 4: tool names that end in a program's name (its argv given as an array). */
+const PROGRAM_TOOL = /(?:^|__|[._-])(kubectl|oc|helm|docker|podman|terraform|git|gh|aws|gcloud|gsutil|az|npm|pip|psql|mysql|redis-cli|systemctl|rclone|rsync|ssh|scp|curl|wget|rm|stripe)$/i;
 
 /** Shell-quotes one argv element (so `{command: "rm", args: ["-rf", "/"]}` reads as `rm -rf /`). */
 function quote(text: string): string {
@@ -125,12 +136,42 @@ function commandLine(args: Record<string, unknown>): string | null {
   return argv.length === 0 ? head : `${head} ${argv.join(' ')}`;
 }
 
-/** Walks an object's members with their names (bounded), calling `visit` on each string. */
-function walk(value: unknown, key: string, visit: (key: string, text: string) => void, depth: number, budget: { n: number }): void {
-  if (depth > 8 || --budget.n < 0) return;
+/**
+ * What the visitors of {@link walk} read besides the key and the string: the
+ * call being read (module-level, so a walk allocates no closure; toolFindings
+ * is synchronous and never re-entered).
+ */
+const NO_STRINGS: string[] = [];
+const NO_FINDINGS = new Findings();
+const NO_OBJECT: Record<string, unknown> = {};
+let visitFindings: Findings = NO_FINDINGS;
+let visitKind: ToolKind = 'unknown';
+let visitAction: PathAction = 'read';
+let visitObject: Record<string, unknown> = NO_OBJECT;
+let visitWritten: string[] = NO_STRINGS;
+let visitExecuted = false;
+let visitRecursive = false;
+/** Nodes a walk may still visit (1024 per call). */
+let walkBudget = 0;
+
+/** Walks an object's members with their names (bounded by {@link walkBudget}), calling `visit` on each string. */
+function walk(value: unknown, key: string, visit: (key: string, text: string) => void, depth: number): void {
+  if (depth > 8 || --walkBudget < 0) return;
   if (typeof value === 'string') visit(key, value);
-  else if (Array.isArray(value)) for (const item of value) walk(item, key, visit, depth + 1, budget);
-  else if (typeof value === 'object' && value !== null) for (const name in value) if (Object.hasOwn(value, name)) walk((value as Record<string, unknown>)[name], name.toLowerCase(), visit, depth + 1, budget);
+  else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) walk(value[i], key, visit, depth + 1);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const name in value) if (Object.hasOwn(value, name)) walk((value as Record<string, unknown>)[name], lowerKey(name), visit, depth + 1);
+  }
+}
+
+/** An argument name lowercased (without a new string when it has no capital letter). */
+function lowerKey(name: string): string {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if ((c >= 65 && c <= 90) || c > 127) return name.toLowerCase();
+  }
+  return name;
 }
 
 /** Paths named by an apply_patch / unified diff text. */
@@ -153,12 +194,13 @@ const urlFindings = (text: string): readonly number[] => {
 const urlMemo = new BoundedCache<readonly number[]>(65_536, 2048);
 const urlMemoV3 = new BoundedCache<readonly number[]>(65_536, 2048);
 
+const NO_INDEXES: readonly number[] = Object.freeze([]);
 /** Classes of argument names, as bits: command, URL, path, content (inspectString reads a name only through them). */
 const keyClassMemo = new BoundedCache<number>(4096, 128);
 const keyClassOf = (key: string): number => (COMMAND_KEYS.test(key) ? 1 : 0) | (URL_KEYS.test(key) ? 2 : 0) | (PATH_KEYS.test(key) ? 4 : 0) | (CONTENT_KEYS.test(key) ? 8 : 0);
 const ACTIONS: readonly PathAction[] = ['read', 'write', 'delete', 'delete_tree'];
 /** Findings of one string of an unknown tool, by action, key class and text (strings repeat: subjects, bodies, ids). */
-const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * 2 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
+const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * 3 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
 
 /** {@link inspectString}, remembered: (action, key class, text) decides its answer. */
 function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
@@ -166,13 +208,15 @@ function inspectStringMemo(findings: Findings, key: string, text: string, action
     inspectString(findings, key, text, action);
     return;
   }
-  const memo = stringMemos[(analysis.v3 ? ACTIONS.length * 16 : 0) + ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
-  const hit = memo.get(text, () => {
+  const memo = stringMemos[analysisSlot() * ACTIONS.length * 16 + ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
+  let hit = memo.peek(text);
+  if (hit === undefined) {
     const local = stringScratch;
     local.reset();
     inspectString(local, key, text, action);
-    return Object.freeze(local.list.slice());
-  });
+    hit = local.list.length === 0 ? NO_INDEXES : Object.freeze(local.list.slice());
+    memo.remember(text, hit);
+  }
   if (hit.length > 0) findings.addAll(hit);
 }
 
@@ -199,23 +243,90 @@ function inspectString(findings: Findings, key: string, text: string, action: Pa
   }
 }
 
+/** Working directories an execution tool may name (read as paths). */
+const CWD_KEYS: readonly string[] = ['cwd', 'workdir', 'working_directory', 'directory'];
+const LIST_PATTERN_KEY = /^(?:pattern|regex|query|search|q|glob_pattern|include|exclude)$/;
+const SECRET_FILE_PATTERN = /(?:^|\*)\.(?:env|pem|key)\b|id_rsa|credentials|\.ssh|\.aws|\.ledger/i;
+const PATTERN_OR_GLOB_KEY = /^(?:pattern|glob)$/;
+const PATCH_KEY = /^(?:patch|diff|input)$/;
+const PATCH_TEXT = /^(?:\*\*\* |--- |diff --git|\+\+\+ )/m;
+const DELETE_FILE_LINE = /^\*\*\* Delete File: /m;
+const EDITOR_COMMAND = /^(?:view|create|str_replace|insert|undo_edit)$/;
+const MOVE_SOURCE_KEY = /^(?:source|src|from|old_path|path|file)s?$/;
+
+// The visitors of each kind of tool (module-level: a call allocates none).
+const visitExec = (key: string, text: string): void => {
+  if (!CONTENT_KEYS.test(key) || looksLikeCommand(text)) visitFindings.addAll(analyzeShell(text));
+};
+const visitCode = (_key: string, text: string): void => visitFindings.addAll(analyzeCode(text));
+const visitRead = (key: string, text: string): void => {
+  if (visitKind === 'list' && LIST_PATTERN_KEY.test(key) && !text.includes('/') && !SECRET_FILE_PATTERN.test(text)) return;
+  const trimmed = text.trim();
+  if (trimmed.includes('://')) for (const url of urlsIn(trimmed)) touchUrl(visitFindings, url);
+  else if (looksLikePath(trimmed) || PATH_KEYS.test(key) || PATTERN_OR_GLOB_KEY.test(key)) touchPath(visitFindings, trimmed.replace(/^\*\*\//, ''), 'read');
+};
+const visitWrite = (key: string, text: string): void => {
+  const findings = visitFindings;
+  const trimmed = text.trim();
+  if (analysis.v3 && CONTENT_KEYS.test(key)) visitWritten.push(text);
+  if (PATCH_KEY.test(key) && PATCH_TEXT.test(text)) {
+    for (const path of patchPaths(text)) touchPath(findings, path, DELETE_FILE_LINE.test(text) ? 'delete' : 'write');
+    return;
+  }
+  if (CONTENT_KEYS.test(key)) return;
+  if (key === 'command' && EDITOR_COMMAND.test(trimmed)) return;
+  if (looksLikePath(trimmed) || PATH_KEYS.test(key)) {
+    if (analysis.v3 && EXECUTED_FILE.test(trimmed.toLowerCase())) visitExecuted = true;
+    const viewOnly = visitObject.command === 'view';
+    touchPath(findings, trimmed, viewOnly ? 'read' : 'write');
+    touchPath(findings, trimmed, 'read');
+  }
+};
+const visitMove = (key: string, text: string): void => {
+  const trimmed = text.trim();
+  if (MOVE_SOURCE_KEY.test(key)) {
+    touchPath(visitFindings, trimmed, 'delete');
+    touchPath(visitFindings, trimmed, 'read');
+  } else if (looksLikePath(trimmed) || PATH_KEYS.test(key)) touchPath(visitFindings, trimmed, 'write');
+};
+const visitDelete = (key: string, text: string): void => {
+  if (looksLikePath(text.trim()) || PATH_KEYS.test(key)) touchPath(visitFindings, text.trim(), visitRecursive ? 'delete_tree' : 'delete');
+};
+const visitFetch = (key: string, text: string): void => {
+  if (text.indexOf('://') !== -1) visitFindings.addAll((analysis.v3 ? urlMemoV3 : urlMemo).get(text, urlFindings));
+  else if (URL_KEYS.test(key)) touchUrl(visitFindings, text.trim());
+};
+const visitGit = (key: string, text: string): void => {
+  if (CONTENT_KEYS.test(key)) return;
+  const trimmed = text.trim();
+  if (trimmed.startsWith('/') || trimmed.startsWith('~')) touchPath(visitFindings, trimmed, 'read');
+  if (trimmed.includes('://')) for (const url of urlsIn(trimmed)) touchUrl(visitFindings, url);
+};
+const visitUnknown = (key: string, text: string): void => inspectStringMemo(visitFindings, key, text, visitAction);
+
 /**
  * The version-2 findings of a tool call's arguments. `execHint` / `sqlHint`:
  * the tool or action type says it runs commands or statements (version 1's
  * reading, kept). `actionWords`: the tool and action type, for unknown tools' verbs.
  */
 export function toolFindings(findings: Findings, tool: string, actionWords: string, args: unknown, execHint: boolean, kind: ToolKind = toolKind(tool)): void {
+  findingsOf(findings, tool, kind === 'unknown' ? verbMemo.get(actionWords, verbsOf) : 0, args, execHint, kind);
+}
+
+/** {@link toolFindings}, given the verbs of the call's words (for unknown tools: {@link callVerbs}). */
+function findingsOf(findings: Findings, tool: string, verbs: number, args: unknown, execHint: boolean, kind: ToolKind): void {
   const object = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { value: args };
-  const budget = { n: 1024 };
+  walkBudget = 1024;
+  visitFindings = findings;
+  visitKind = kind;
+  visitObject = object;
   switch (kind) {
     case 'exec': {
       const line = commandLine(object);
       if (line !== null) findings.addAll(analyzeShell(line));
-      else walk(object, '', (key, text) => {
-        if (!CONTENT_KEYS.test(key) || looksLikeCommand(text)) findings.addAll(analyzeShell(text));
-      }, 0, budget);
-      for (const key of ['cwd', 'workdir', 'working_directory', 'directory']) {
-        const value = object[key];
+      else walk(object, '', visitExec, 0);
+      for (let i = 0; i < CWD_KEYS.length; i++) {
+        const value = object[CWD_KEYS[i] as string];
         if (typeof value === 'string') touchPath(findings, value, 'read');
       }
       break;
@@ -229,7 +340,7 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
           read = true;
         }
       }
-      if (!read) walk(object, '', (_key, text) => findings.addAll(analyzeCode(text)), 0, budget);
+      if (!read) walk(object, '', visitCode, 0);
       break;
     }
     case 'read': case 'list': {
@@ -238,34 +349,16 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
         const where = [object.path, object.directory, object.dir, object.root, object.cwd].find((v): v is string => typeof v === 'string');
         if (where !== undefined && (pathFacts(where).classes & PathClass.project) === 0) findings.add(R.credentialSearch);
       }
-      walk(object, '', (key, text) => {
-        if (kind === 'list' && /^(?:pattern|regex|query|search|q|glob_pattern|include|exclude)$/.test(key) && !text.includes('/') && !/(?:^|\*)\.(?:env|pem|key)\b|id_rsa|credentials|\.ssh|\.aws|\.ledger/i.test(text)) return;
-        const trimmed = text.trim();
-        if (trimmed.includes('://')) for (const url of urlsIn(trimmed)) touchUrl(findings, url);
-        else if (looksLikePath(trimmed) || PATH_KEYS.test(key) || /^(?:pattern|glob)$/.test(key)) touchPath(findings, trimmed.replace(/^\*\*\//, ''), 'read');
-      }, 0, budget);
+      walk(object, '', visitRead, 0);
       break;
     }
     case 'write': case 'edit': {
       const written: string[] = [];
-      let executed = false;
-      walk(object, '', (key, text) => {
-        const trimmed = text.trim();
-        if (analysis.v3 && CONTENT_KEYS.test(key)) written.push(text);
-        if (/^(?:patch|diff|input)$/.test(key) && /^(?:\*\*\* |--- |diff --git|\+\+\+ )/m.test(text)) {
-          for (const path of patchPaths(text)) touchPath(findings, path, /^\*\*\* Delete File: /m.test(text) ? 'delete' : 'write');
-          return;
-        }
-        if (CONTENT_KEYS.test(key)) return;
-        if (key === 'command' && /^(?:view|create|str_replace|insert|undo_edit)$/.test(trimmed)) return;
-        if (looksLikePath(trimmed) || PATH_KEYS.test(key)) {
-          if (analysis.v3 && EXECUTED_FILE.test(trimmed.toLowerCase())) executed = true;
-          const viewOnly = object.command === 'view';
-          touchPath(findings, trimmed, viewOnly ? 'read' : 'write');
-          touchPath(findings, trimmed, 'read');
-        }
-      }, 0, budget);
-      if (executed && object.command !== 'view') for (const content of written) scriptFindings(findings, content);
+      visitWritten = written;
+      visitExecuted = false;
+      walk(object, '', visitWrite, 0);
+      visitWritten = NO_STRINGS;
+      if (visitExecuted && object.command !== 'view') for (const content of written) scriptFindings(findings, content);
       if (typeof object.mode === 'string' || typeof object.mode === 'number') {
         const mode = String(object.mode);
         if (/^0?[2467][0-7]{3}$/.test(mode) || /s/.test(mode)) findings.add(R.setuid);
@@ -274,26 +367,15 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
       break;
     }
     case 'move':
-      walk(object, '', (key, text) => {
-        const trimmed = text.trim();
-        if (/^(?:source|src|from|old_path|path|file)s?$/.test(key)) {
-          touchPath(findings, trimmed, 'delete');
-          touchPath(findings, trimmed, 'read');
-        } else if (looksLikePath(trimmed) || PATH_KEYS.test(key)) touchPath(findings, trimmed, 'write');
-      }, 0, budget);
+      walk(object, '', visitMove, 0);
       break;
     case 'delete': {
-      const recursive = object.recursive === true || object.force === true || object.r === true;
-      walk(object, '', (key, text) => {
-        if (looksLikePath(text.trim()) || PATH_KEYS.test(key)) touchPath(findings, text.trim(), recursive ? 'delete_tree' : 'delete');
-      }, 0, budget);
+      visitRecursive = object.recursive === true || object.force === true || object.r === true;
+      walk(object, '', visitDelete, 0);
       break;
     }
     case 'fetch':
-      walk(object, '', (key, text) => {
-        if (text.indexOf('://') !== -1) findings.addAll((analysis.v3 ? urlMemoV3 : urlMemo).get(text, urlFindings));
-        else if (URL_KEYS.test(key)) touchUrl(findings, text.trim());
-      }, 0, budget);
+      walk(object, '', visitFetch, 0);
       findings.add(R.fetch);
       break;
     case 'git': {
@@ -302,27 +384,30 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
       if (/(?:^|_)reset$/.test(name) && (object.mode === 'hard' || object.hard === true)) findings.add(R.gitHistory);
       if (/(?:^|_)(?:clean|branch_delete|delete_branch)$/.test(name)) findings.add(R.gitHistory);
       if (/(?:^|_)config$/.test(name)) for (const v of [object.key, object.name]) if (typeof v === 'string' && /hookspath|sshcommand|fsmonitor|pager|editor|askpass|^alias\./i.test(v)) findings.add(R.gitConfig);
-      walk(object, '', (key, text) => {
-        if (CONTENT_KEYS.test(key)) return;
-        const trimmed = text.trim();
-        if (trimmed.startsWith('/') || trimmed.startsWith('~')) touchPath(findings, trimmed, 'read');
-        if (trimmed.includes('://')) for (const url of urlsIn(trimmed)) touchUrl(findings, url);
-      }, 0, budget);
+      walk(object, '', visitGit, 0);
       break;
     }
     default: {
+      // Version 4: a tool named after a program (mcp__kubernetes__kubectl) given only its argv runs that program.
+      const program = analysis.v4 ? PROGRAM_TOOL.exec(tool)?.[1] : undefined;
+      if (program !== undefined && commandLine(object) === null) {
+        const line = commandLine({ command: program.toLowerCase(), ...object });
+        if (line !== null) findings.addAll(analyzeShell(line));
+      }
       // Unknown tool: every string argument, by what it looks like.
-      const verbs = verbMemo.get(actionWords, verbsOf);
-      const action: PathAction = (verbs & 1) !== 0 ? 'delete' : (verbs & 2) !== 0 ? 'write' : 'read';
+      visitAction = (verbs & 1) !== 0 ? 'delete' : (verbs & 2) !== 0 ? 'write' : 'read';
       if (execHint) {
         const line = commandLine(object);
         if (line !== null) findings.addAll(analyzeShell(line));
       }
-      walk(object, '', (key, text) => inspectStringMemo(findings, key, text, action), 0, budget);
+      walk(object, '', visitUnknown, 0);
       if ((verbs & 1) !== 0) findings.add(R.structuredDestructive);
       structured(findings, object, (verbs & 4) !== 0);
     }
   }
+  // Nothing of the call is kept past it.
+  visitFindings = NO_FINDINGS;
+  visitObject = NO_OBJECT;
 }
 
 /**
@@ -351,19 +436,22 @@ function scriptFindings(findings: Findings, content: string): void {
 
 /** Structured calls that say in fields what a command line would say in flags (`{replicas: 0}`). `scaling`: the call's words name scaling. */
 function structured(findings: Findings, args: Record<string, unknown>, scaling: boolean): void {
-  const budget = { n: 256 };
-  const visit = (value: unknown, rawKey: string, depth: number): void => {
-    if (depth > 6 || --budget.n < 0) return;
-    if (typeof value === 'object' && value !== null) {
-      for (const name in value) if (Object.hasOwn(value, name)) visit((value as Record<string, unknown>)[name], name, depth + 1);
-      return;
-    }
-    const zero = value === 0 || value === '0';
-    if (!zero) return;
-    const key = rawKey.toLowerCase().replace(/[^a-z]/g, '');
-    if (zero && (/^(?:replicas|replicacount|desiredcount|desiredcapacity|minsize|maxsize|instancecount|instances|nodecount|size|count|scale)$/.test(key) && (scaling || /replica|desired|capacity|instance|node/.test(key)))) findings.add(R.scaleToZero);
-  };
-  visit(args, '', 0);
+  structuredBudget = 256;
+  visitStructured(findings, args, '', 0, scaling);
+}
+/** Nodes {@link structured} may still visit. */
+let structuredBudget = 0;
+const SCALE_KEY = /^(?:replicas|replicacount|desiredcount|desiredcapacity|minsize|maxsize|instancecount|instances|nodecount|size|count|scale)$/;
+const SCALE_WORD = /replica|desired|capacity|instance|node/;
+function visitStructured(findings: Findings, value: unknown, rawKey: string, depth: number, scaling: boolean): void {
+  if (depth > 6 || --structuredBudget < 0) return;
+  if (typeof value === 'object' && value !== null) {
+    for (const name in value) if (Object.hasOwn(value, name)) visitStructured(findings, (value as Record<string, unknown>)[name], name, depth + 1, scaling);
+    return;
+  }
+  if (value !== 0 && value !== '0') return;
+  const key = rawKey.toLowerCase().replace(/[^a-z]/g, '');
+  if (SCALE_KEY.test(key) && (scaling || SCALE_WORD.test(key))) findings.add(R.scaleToZero);
 }
 
 /** Word form of the tool and action type joined, for verbs of unknown tools. */
@@ -374,37 +462,24 @@ export function actionWordsOf(tool: string, actionType: string): string {
 /** Scratch of one call (decide() is synchronous and never re-entered). */
 const scratch = new Findings();
 const actionWordForm = (actionType: string): string => actionType.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_');
-/** Words of (tool, action type) pairs, by tool then action type (bounded: emptied when full). */
-let callWords = new Map<string, Map<string, string>>();
-let callWordsSize = 0;
 
-function wordsOf(tool: string, actionType: string): string {
-  let byAction = callWords.get(tool);
-  if (byAction === undefined) {
-    if (callWordsSize >= 65_536) {
-      callWords = new Map();
-      callWordsSize = 0;
-    }
-    byAction = new Map();
-    callWords.set(tool, byAction);
-  }
-  let words = byAction.get(actionType);
-  if (words === undefined) {
-    words = `${canonicalToolName(tool)}_${actionWordForm(actionType)}`;
-    if (tool.length <= 256 && actionType.length <= 256) {
-      byAction.set(actionType, words);
-      callWordsSize += 1;
-    }
-  }
-  return words;
+/**
+ * The verbs an unknown tool's call names, as bits (delete 1, write 2,
+ * scaling 4), read in the words of its tool and action type. Not
+ * remembered here: the caller keeps it per (tool, action type) pair
+ * (proposal-views.ts).
+ */
+export function callVerbs(tool: string, actionType: string): number {
+  return verbsOf(`${canonicalToolName(tool)}_${actionWordForm(actionType)}`);
 }
 
 /**
  * The version-2 findings of one call's tool and arguments (amounts of money
- * apart: money.ts). The list is scratch: read it before the next call.
+ * apart: money.ts). `verbs`: {@link callVerbs} of the call (read by unknown
+ * tools only). The list is scratch: read it before the next call.
  */
-export function callFindings(tool: string, actionType: string, args: unknown, execHint: boolean, kind: ToolKind = toolKind(tool)): readonly number[] {
+export function callFindings(tool: string, verbs: number, args: unknown, execHint: boolean, kind: ToolKind = toolKind(tool)): readonly number[] {
   scratch.reset();
-  toolFindings(scratch, tool, wordsOf(tool, actionType), args, execHint, kind);
+  findingsOf(scratch, tool, verbs, args, execHint, kind);
   return scratch.list;
 }

@@ -1,9 +1,10 @@
 // The gate corpus (test/vectors/gate/corpus.json) and the held-out sets
-// (corpus-heldout.json, corpus-heldout2.json) through the built `ledger gate
-// bench` command function with a coverage floor (services/ledger; build it
-// first: `npx tsc -b packages/gate services/ledger`), and the decisions of
-// rules versions 1 and 2 replayed byte for byte (rules-v1-decisions.json,
-// rules-v2-decisions.json).
+// (corpus-heldout.json, corpus-heldout2.json, corpus-heldout3.json) through
+// the built `ledger gate bench` command function with a coverage floor
+// (services/ledger; build it first: `npx tsc -b packages/gate
+// services/ledger`), and the decisions of rules versions 1, 2 and 3 replayed
+// byte for byte (rules-v1-decisions.json, rules-v2-decisions.json,
+// rules-v3-decisions.json).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -55,7 +56,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -97,6 +98,24 @@ describe('gate corpus', () => {
     assert.ok(v2.misses.length < v1.misses.length);
   });
 
+  test('the third held-out set was measured before version 4: version 3 misses the issue target there (189/201), version 4 (drawn from its miss classes) does not', () => {
+    const cases = load('corpus-heldout3.json');
+    const v3 = scoreCorpus(cases, 3);
+    const v4 = scoreCorpus(cases, 4);
+    assert.equal(v3.mustNotAllow.notAllowed, 189, 'version 3 is frozen: its figure on the set stays what was measured');
+    assert.equal(v3.benign.allowed, 82);
+    assert.ok(v4.mustNotAllow.notAllowed > v3.mustNotAllow.notAllowed, `${v4.mustNotAllow.notAllowed} vs ${v3.mustNotAllow.notAllowed}`);
+    assert.ok(v4.benign.allowed >= v3.benign.allowed, `${v4.benign.allowed} vs ${v3.benign.allowed}`);
+  });
+
+  test('version 4 keeps every benign control of the project corpus allowed and every must-not-allow case not allowed', () => {
+    const cases = load('corpus.json');
+    const v3 = scoreCorpus(cases, 3);
+    const v4 = scoreCorpus(cases, 4);
+    assert.ok(v4.benign.allowed >= v3.benign.allowed, `${v4.benign.allowed} vs ${v3.benign.allowed}`);
+    assert.ok(v4.mustNotAllow.notAllowed >= v3.mustNotAllow.notAllowed, `${v4.mustNotAllow.notAllowed} vs ${v3.mustNotAllow.notAllowed}`);
+  });
+
   test('rules version 3 misses less than version 2 on the second held-out set, in both directions', () => {
     const cases = load('corpus-heldout2.json');
     const v2 = scoreCorpus(cases, 2);
@@ -113,11 +132,11 @@ interface RecordedDecision {
   readonly decision: GateDecision;
 }
 
-for (const frozen of [1, 2] as const) describe(`rules version ${frozen} is frozen`, () => {
+for (const frozen of [1, 2, 3] as const) describe(`rules version ${frozen} is frozen`, () => {
   test(`every recorded version-${frozen} decision replays byte for byte with rulesVersion ${frozen}`, () => {
     const recorded = (JSON.parse(readFileSync(join(vectors, `rules-v${frozen}-decisions.json`), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
     const files = new Map<string, Map<string, CorpusCase>>();
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
     const packet = new Map((JSON.parse(readFileSync(join(vectors, 'authorization-packet.json'), 'utf8')) as { name: string; now: string; channel: DecideCommand['channel']; context: DecideCommand['context']; proposal: DecideCommand['proposal']; grants: ScenarioGrant[] }[]).map((s) => [s.name, s]));
     let compared = 0;
     let differ = 0;
@@ -142,6 +161,6 @@ for (const frozen of [1, 2] as const) describe(`rules version ${frozen} is froze
     }
     assert.ok(compared >= 1500);
     // The latest version does decide differently: the replay above is not vacuous.
-    assert.ok(differ > (frozen === 1 ? 100 : 10), `${differ} decisions differ`);
+    assert.ok(differ > (frozen === 1 ? 100 : frozen === 2 ? 10 : 5), `${differ} decisions differ`);
   });
 });

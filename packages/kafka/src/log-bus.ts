@@ -8,9 +8,19 @@ import type { BusError } from './errors.js';
 export interface TopicSpec {
   readonly name: string;
   readonly partitions: number;
-  /** Replication factor of a topic this call creates; the broker's default when absent. Not checked on existing topics. */
+  /**
+   * Replication factor of a topic this call creates; the broker's default when
+   * absent. An existing topic with fewer replicas on some partition is
+   * BAD_CONFIGURATION (an adapter without replication ignores it).
+   */
   readonly replicationFactor?: number;
-  /** Topic settings by their Kafka names: applied when the topic is created, compared when it already exists. */
+  /**
+   * Topic settings by their Kafka names: applied when the topic is created,
+   * compared when it already exists (another value is INTEGRITY_FAILURE).
+   * Two durability settings are minimums instead, and an existing topic
+   * weaker than asked is BAD_CONFIGURATION: `min.insync.replicas` (a lower
+   * value) and `unclean.leader.election.enable` (`true` where `false` is asked).
+   */
   readonly config?: Readonly<Record<string, string>>;
 }
 
@@ -148,8 +158,16 @@ export interface SubscribeOptions {
  * Kafka client; this interface is what an adapter implements.
  */
 export interface LogBus {
-  /** Creates missing topics; an existing topic with another partition count or another listed setting is an INTEGRITY_FAILURE. */
+  /**
+   * Creates missing topics; an existing topic with another partition count or
+   * another listed setting is an INTEGRITY_FAILURE, one less durable than
+   * asked (fewer replicas, lower min.insync.replicas, unclean leader election
+   * on) is BAD_CONFIGURATION naming the topic, the setting, what it found and
+   * what is required.
+   */
   ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
+  /** The number of live brokers of the cluster (absent: a log without replication, one node). */
+  clusterSize?(): Promise<number>;
   /** Opens a transactional writer (idempotent, one request in flight). Resolves once older writers with this id are fenced. */
   writer(transactionalId: string): Promise<TransactionalWriter>;
   /** Writes outside any transaction with an idempotent producer and acks from all in-sync replicas. At least once if retried. */

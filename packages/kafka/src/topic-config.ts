@@ -5,12 +5,28 @@ import { LedgerTopic } from './topic-names.js';
 /** Topic settings by Kafka name (`retention.ms`), values as Kafka takes them: strings. */
 export type TopicSettings = Readonly<Record<string, string>>;
 
+/** Kinds of Kafka deployment `deploy/topics.json` describes. */
+export const DEPLOYMENTS = ['single-broker', 'cluster'] as const;
+/** One of {@link DEPLOYMENTS}. */
+export type DeploymentName = (typeof DEPLOYMENTS)[number];
+
+/**
+ * What a deployment needs of every ledger topic: the replication factor it is
+ * created with (an existing topic with fewer replicas is refused) and
+ * `min.insync.replicas` (at least this many replicas hold a record before the
+ * producer, which always asks for acks from all of them, hears it is written).
+ */
+export interface Durability {
+  readonly replicationFactor: number;
+  readonly minInsyncReplicas: number;
+}
+
 /** The shared topic configuration of a deployment (`deploy/topics.json`). */
 export interface TopicConfig {
   /** N: the number of events partitions (ledger partitions 1..N). */
   readonly eventPartitions: number;
-  /** Replication factor of every topic the ledger creates. */
-  readonly replicationFactor: number;
+  /** Replication of every topic the ledger creates, per kind of deployment. */
+  readonly deployments: Readonly<Record<DeploymentName, Durability>>;
   /** Settings of each ledger topic; all four are present. */
   readonly topics: Readonly<Record<LedgerTopic, TopicSettings>>;
   /** Partition count and settings shared by every `ledger.refusals.<CODE>` topic. */
@@ -78,13 +94,22 @@ export function parseTopicConfig(text: string, source = 'topic config'): TopicCo
   } catch (err) {
     throw invalid(source, 'not JSON', err);
   }
-  const root = exactObject(document, ['eventPartitions', 'replicationFactor', 'topics', 'refusalTopic'], 'the document', source);
+  const root = exactObject(document, ['eventPartitions', 'deployments', 'topics', 'refusalTopic'], 'the document', source);
+  const deploymentsDocument = exactObject(root['deployments'], DEPLOYMENTS, 'deployments', source);
+  const deployments = Object.fromEntries(
+    DEPLOYMENTS.map((name) => {
+      const entry = exactObject(deploymentsDocument[name], ['replicationFactor', 'minInsyncReplicas'], `deployments.${name}`, source);
+      const replicationFactor = integer(entry['replicationFactor'], 1, MAX_REPLICATION_FACTOR, `deployments.${name}.replicationFactor`, source);
+      const minInsyncReplicas = integer(entry['minInsyncReplicas'], 1, replicationFactor, `deployments.${name}.minInsyncReplicas`, source);
+      return [name, Object.freeze({ replicationFactor, minInsyncReplicas })];
+    }),
+  ) as Record<DeploymentName, Durability>;
   const names = Object.values(LedgerTopic);
   const topics = exactObject(root['topics'], names, 'topics', source);
   const refusal = exactObject(root['refusalTopic'], ['partitions', 'config'], 'refusalTopic', source);
   return Object.freeze({
     eventPartitions: integer(root['eventPartitions'], 1, MAX_EVENT_PARTITIONS, 'eventPartitions', source),
-    replicationFactor: integer(root['replicationFactor'], 1, MAX_REPLICATION_FACTOR, 'replicationFactor', source),
+    deployments: Object.freeze(deployments),
     topics: Object.freeze({
       [LedgerTopic.intake]: settings(topics[LedgerTopic.intake], `topics.${LedgerTopic.intake}`, source),
       [LedgerTopic.authority]: settings(topics[LedgerTopic.authority], `topics.${LedgerTopic.authority}`, source),

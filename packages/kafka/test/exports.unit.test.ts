@@ -6,6 +6,7 @@ test('the package index exports exactly the documented names', () => {
   assert.deepEqual(Object.keys(kafka).sort(), [
     'ChunkedCommitter',
     'DEFAULT_BROKERS',
+    'DEPLOYMENTS',
     'LedgerTopic',
     'TRANSACTION_BYTES',
     'UNREACHABLE_CODE',
@@ -13,6 +14,7 @@ test('the package index exports exactly the documented names', () => {
     'brokersFromEnv',
     'createEmbeddedBus',
     'createKafkaBus',
+    'durabilitySettings',
     'ledgerTopics',
     'loadTopicConfig',
     'parseTopicConfig',

@@ -91,12 +91,44 @@ describe('kafkajs adapter', { timeout: 120_000 }, () => {
   });
 
   test('the settings of deploy/topics.json are accepted by the broker and read back equal', async () => {
-    const specs = ledgerTopics(await loadTopicConfig())
+    const specs = ledgerTopics(await loadTopicConfig(), 'single-broker')
       .slice(0, 5)
       .map((spec) => ({ ...spec, name: `${spec.name}.${run}` }));
     topics.push(...specs.map((spec) => spec.name));
     await bus.ensureTopics(specs);
     await bus.ensureTopics(specs);
+  });
+
+  test('an existing topic less durable than asked is refused with BAD_CONFIGURATION naming topic, setting, found and required', async () => {
+    const name = `adapter.weak.${run}`;
+    topics.push(name);
+    // Made by hand, as an operator might: one replica, min.insync.replicas 1, unclean leader election on.
+    await withAdmin((admin) =>
+      admin.createTopics({ topics: [{ topic: name, numPartitions: 2, replicationFactor: 1, configEntries: [{ name: 'min.insync.replicas', value: '1' }, { name: 'unclean.leader.election.enable', value: 'true' }] }], waitForLeaders: true }),
+    );
+    const durable = { name, partitions: 2, config: { 'min.insync.replicas': '2', 'unclean.leader.election.enable': 'false' } };
+    const refusal = async (spec: Parameters<LogBus['ensureTopics']>[0][number]): Promise<string> => {
+      const error = await bus.ensureTopics([spec]).then(
+        () => assert.fail(`${JSON.stringify(spec)} was accepted`),
+        (err: unknown) => err as { code?: string; retryable?: boolean; message: string },
+      );
+      assert.equal(error.code, 'BAD_CONFIGURATION', error.message);
+      assert.equal(error.retryable, false);
+      return error.message;
+    };
+    const all = await refusal({ ...durable, replicationFactor: 3 });
+    assert.match(all, new RegExp(`topic ${name}: replication factor 1 found, 3 required`));
+    assert.match(all, new RegExp(`topic ${name}: min.insync.replicas 1 found, at least 2 required`));
+    assert.match(all, new RegExp(`topic ${name}: unclean.leader.election.enable true found, false required`));
+    // Each weakness alone is enough.
+    assert.match(await refusal({ name, partitions: 2, replicationFactor: 2 }), /replication factor 1 found, 2 required/);
+    assert.match(await refusal({ name, partitions: 2, config: { 'min.insync.replicas': '2' } }), /min.insync.replicas 1 found, at least 2 required/);
+    assert.match(await refusal({ name, partitions: 2, config: { 'unclean.leader.election.enable': 'false' } }), /unclean.leader.election.enable true found, false required/);
+    // As durable or more is accepted: min.insync.replicas is a minimum.
+    await withAdmin((admin) => admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name, configEntries: [{ name: 'unclean.leader.election.enable', value: 'false' }] }] }));
+    await bus.ensureTopics([{ name, partitions: 2, replicationFactor: 1, config: { 'min.insync.replicas': '1', 'unclean.leader.election.enable': 'false' } }]);
+    // A wrong partition count stays an integrity failure, not a configuration one.
+    await assert.rejects(bus.ensureTopics([{ ...durable, partitions: 3 }]), (err: { code?: string }) => err.code === 'INTEGRITY_FAILURE');
   });
 
   test('readRange leaves no consumer group behind', async () => {

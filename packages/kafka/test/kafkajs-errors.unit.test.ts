@@ -28,6 +28,12 @@ test('kafkajs errors map to codes by the broker answer', () => {
     [protocol('TOPIC_AUTHORIZATION_FAILED'), OperationalCode.BAD_CONFIGURATION, false],
     [wrapped(protocol('REQUEST_TIMED_OUT')), OperationalCode.UNAVAILABLE, true],
     [Object.assign(new Error('Connection error: ECONNREFUSED'), { name: 'KafkaJSConnectionError' }), OperationalCode.UNAVAILABLE, true],
+    // Wrong SCRAM credentials, a CA that did not sign the broker: an operator must fix the configuration.
+    [wrapped(Object.assign(new Error('SASL SCRAM SHA256 authentication failed'), { name: 'KafkaJSSASLAuthenticationError' })), OperationalCode.BAD_CONFIGURATION, false],
+    [Object.assign(new Error('Connection error: self-signed certificate in certificate chain'), { name: 'KafkaJSConnectionError', code: 'SELF_SIGNED_CERT_IN_CHAIN' }), OperationalCode.BAD_CONFIGURATION, false],
+    [Object.assign(new Error('Connection error: altnames'), { name: 'KafkaJSConnectionError', code: 'ERR_TLS_CERT_ALTNAME_INVALID' }), OperationalCode.BAD_CONFIGURATION, false],
+    // A plain-text client at a TLS listener sees the connection closed: an outage as far as it can tell.
+    [Object.assign(new Error('Closed connection'), { name: 'KafkaJSConnectionClosedError' }), OperationalCode.UNAVAILABLE, true],
     ['not even an error', OperationalCode.UNAVAILABLE, true],
   ];
   for (const [error, code, retryable] of cases) {

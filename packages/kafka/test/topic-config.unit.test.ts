@@ -8,7 +8,7 @@ const isSchemaInvalid = (err: unknown): boolean => (err as { code?: unknown }).c
 function document(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     eventPartitions: 3,
-    replicationFactor: 1,
+    deployments: { 'single-broker': { replicationFactor: 1, minInsyncReplicas: 1 }, cluster: { replicationFactor: 3, minInsyncReplicas: 2 } },
     topics: {
       'ledger.intake': { 'retention.ms': '604800000' },
       'ledger.authority': { 'retention.ms': '-1' },
@@ -30,14 +30,25 @@ test('deploy/topics.json loads and keeps the ledger topics forever', async () =>
   }
 });
 
+test('deploy/topics.json requires three replicas and two in sync on a cluster, and never an unclean leader', async () => {
+  const config = await loadTopicConfig();
+  assert.deepEqual(config.deployments.cluster, { replicationFactor: 3, minInsyncReplicas: 2 });
+  assert.deepEqual(config.deployments['single-broker'], { replicationFactor: 1, minInsyncReplicas: 1 });
+  for (const spec of ledgerTopics(config, 'cluster')) {
+    assert.equal(spec.replicationFactor, 3, spec.name);
+    assert.equal(spec.config?.['min.insync.replicas'], '2', spec.name);
+    assert.equal(spec.config?.['unclean.leader.election.enable'], 'false', spec.name);
+  }
+});
+
 test('ledgerTopics derives every topic and partition count from eventPartitions', () => {
-  const specs = ledgerTopics(parseTopicConfig(JSON.stringify(document())));
+  const specs = ledgerTopics(parseTopicConfig(JSON.stringify(document())), 'single-broker');
   const byName = new Map(specs.map((s) => [s.name, s]));
   assert.equal(byName.get('ledger.intake')?.partitions, 4);
   assert.equal(byName.get('ledger.authority')?.partitions, 1);
   assert.equal(byName.get('ledger.events')?.partitions, 3);
   assert.equal(byName.get('ledger.checkpoints')?.partitions, 4);
-  assert.deepEqual(byName.get('ledger.authority')?.config, { 'retention.ms': '-1' });
+  assert.deepEqual(byName.get('ledger.authority')?.config, { 'retention.ms': '-1', 'min.insync.replicas': '1', 'unclean.leader.election.enable': 'false' });
   const refusals = specs.slice(4);
   assert.deepEqual(
     refusals.map((s) => s.name),
@@ -54,7 +65,10 @@ test('parseTopicConfig refuses anything but the documented shape', () => {
     ['not JSON', '{'],
     ['an array', '[]'],
     ['an unknown key', JSON.stringify(document({ extra: 1 }))],
-    ['a missing key', JSON.stringify({ ...document(), replicationFactor: undefined })],
+    ['a missing key', JSON.stringify({ ...document(), deployments: undefined })],
+    ['a missing deployment', JSON.stringify(document({ deployments: { cluster: { replicationFactor: 3, minInsyncReplicas: 2 } } }))],
+    ['min.insync above the replication factor', JSON.stringify(document({ deployments: { 'single-broker': { replicationFactor: 1, minInsyncReplicas: 2 }, cluster: { replicationFactor: 3, minInsyncReplicas: 2 } } }))],
+    ['an unknown deployment key', JSON.stringify(document({ deployments: { 'single-broker': { replicationFactor: 1, minInsyncReplicas: 1, acks: 1 }, cluster: { replicationFactor: 3, minInsyncReplicas: 2 } } }))],
     ['zero event partitions', JSON.stringify(document({ eventPartitions: 0 }))],
     ['fractional partitions', JSON.stringify(document({ eventPartitions: 1.5 }))],
     ['partitions as a string', JSON.stringify(document({ eventPartitions: '4' }))],

@@ -16,14 +16,20 @@ import type { StatementType } from './statements.js';
  *   role (gate, timer, bridge); a bridge's answers are platform assurance
  *   because of its role; an agent's risk threshold is part of its
  *   registration.
+ * - 3: the rules of 2, and every checkpoint is signed under two key names:
+ *   its origin line `<origin>/<partition>` (the name C2SP tools look a log's
+ *   key up by) and the ledger origin, both signatures required (SPEC.md
+ *   section 6). Under 1 and 2 a checkpoint is signed under the ledger origin.
+ *   Version 3 also knows the `auditor` role: reads everything through the
+ *   API, authors nothing, registered under four eyes like every privileged key.
  */
-export const AUTHORITY_RULES_VERSIONS = [1, 2] as const;
+export const AUTHORITY_RULES_VERSIONS = [1, 2, 3] as const;
 
 /** One released authority rules version. */
 export type AuthorityRulesVersion = (typeof AUTHORITY_RULES_VERSIONS)[number];
 
 /** The version `ledger init` and `ledger genesis` write. */
-export const LATEST_AUTHORITY_RULES_VERSION: AuthorityRulesVersion = 2;
+export const LATEST_AUTHORITY_RULES_VERSION: AuthorityRulesVersion = 3;
 
 /**
  * Roles that may author each statement type under authority rules version 2

@@ -416,6 +416,8 @@ export class AuthorityState {
       if (v2 ? role === Role.service : role === Role.gate || role === Role.timer || role === Role.bridge) {
         fail(ReasonCode.POLICY_VIOLATION, `authority rules ${this.#rulesVersion} have no ${role} role`);
       }
+      // The auditor role is of version 3.
+      if (role === Role.auditor && this.#rulesVersion < 3) fail(ReasonCode.POLICY_VIOLATION, `authority rules ${this.#rulesVersion} have no auditor role`);
     }
     // Separation of duties holds per principal, whatever its keys: an agent
     // never holds the admin or approver role, nor an admin or approver the
@@ -429,6 +431,8 @@ export class AuthorityState {
     if (v2 && (held.has(Role.agent) || agentKind) && [...held].some((role) => role !== Role.agent)) {
       fail(ReasonCode.SEPARATION_OF_DUTIES, `${key.principal} is an agent: it holds the agent role only`);
     }
+    // An auditor only reads: it holds no role that writes or answers.
+    if (held.has(Role.auditor) && held.size > 1) fail(ReasonCode.SEPARATION_OF_DUTIES, `${key.principal} is an auditor: it holds the auditor role only`);
     if (v2 && held.has(Role.bridge) && (held.has(Role.approver) || held.has(Role.admin))) {
       fail(ReasonCode.SEPARATION_OF_DUTIES, `${key.principal} is a bridge: it is neither an approver nor an admin`);
     }

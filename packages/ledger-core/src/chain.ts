@@ -4,7 +4,8 @@ import { type Entry, ZERO_HASH, entryHash, envelopeHash, headerOf } from './entr
 import { MerkleAccumulator } from './merkle.js';
 import { formatCheckpoint } from './checkpoint.js';
 import type { Ed25519Backend } from './ed25519.js';
-import { signNote, type NoteSigner } from './note.js';
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { signNote, type NoteSigner, type NoteVerifier, type OpenedNote } from './note.js';
 import type { Signer } from './statement.js';
 import type { Envelope } from './statements.js';
 
@@ -103,7 +104,7 @@ export function partitionOrigin(ledgerOrigin: string, partition: number): string
   return `${ledgerOrigin}/${partition}`;
 }
 
-/** A note signer for a sequencer key; its key name is the ledger origin. */
+/** A note signer for a sequencer key, named for the ledger origin. */
 export function sequencerNoteSigner(ledgerOrigin: string, signer: Signer, ed25519: Ed25519Backend): NoteSigner {
   return {
     name: ledgerOrigin,
@@ -112,13 +113,61 @@ export function sequencerNoteSigner(ledgerOrigin: string, signer: Signer, ed2551
   };
 }
 
-/** Signs a C2SP tlog-checkpoint note over a partition's current size and root. */
-export function signCheckpoint(chain: PartitionChain, ledgerOrigin: string, noteSigner: NoteSigner): string {
+/**
+ * The key names a partition's checkpoints are signed under, in signature
+ * order, by authority rules version (SPEC.md section 6): from version 3 the
+ * checkpoint's origin line (`<origin>/<partition>`, the name C2SP tools look
+ * a log's key up by) and then the ledger origin; before, the ledger origin.
+ * Every one of them must carry a verified signature.
+ */
+export function checkpointKeyNames(ledgerOrigin: string, partition: number, authorityRulesVersion: number): readonly string[] {
+  return authorityRulesVersion >= 3 ? [partitionOrigin(ledgerOrigin, partition), ledgerOrigin] : [ledgerOrigin];
+}
+
+/**
+ * Note verifiers for a partition's checkpoints: each sequencer key under the
+ * origin line and the ledger origin, so that a bad signature under either (a
+ * known key's) fails the whole note. {@link checkCheckpointSigners} then says
+ * whether the names the ledger's rules require all verified.
+ */
+export function checkpointVerifiers(
+  ledgerOrigin: string,
+  partition: number,
+  publicKeys: Iterable<Uint8Array>,
+  verify: NoteVerifier['verify'],
+): NoteVerifier[] {
+  const names = [partitionOrigin(ledgerOrigin, partition), ledgerOrigin];
+  const out: NoteVerifier[] = [];
+  for (const publicKey of publicKeys) for (const name of names) out.push({ name, publicKey, verify });
+  return out;
+}
+
+/**
+ * Throws CHECKPOINT_INVALID unless an opened checkpoint note was verified
+ * under every key name its ledger's authority rules require
+ * ({@link checkpointKeyNames}).
+ */
+export function checkCheckpointSigners(note: OpenedNote, ledgerOrigin: string, partition: number, authorityRulesVersion: number): void {
+  for (const name of checkpointKeyNames(ledgerOrigin, partition, authorityRulesVersion)) {
+    if (!note.verifiedBy.includes(name)) {
+      throw new LedgerError(ReasonCode.CHECKPOINT_INVALID, `checkpoint of partition ${partition} carries no valid sequencer signature under the key name ${name} (authority rules ${authorityRulesVersion})`);
+    }
+  }
+}
+
+/**
+ * Signs a C2SP tlog-checkpoint note over a partition's current size and
+ * root, with the sequencer key under each of {@link checkpointKeyNames}.
+ */
+export function signCheckpoint(chain: PartitionChain, ledgerOrigin: string, noteSigner: NoteSigner, authorityRulesVersion = 1): string {
   const body = formatCheckpoint({
     origin: partitionOrigin(ledgerOrigin, chain.partition),
     size: chain.size,
     rootHash: chain.root(),
     extensions: [],
   });
-  return signNote(body, [noteSigner]);
+  const signers = checkpointKeyNames(ledgerOrigin, chain.partition, authorityRulesVersion).map(
+    (name): NoteSigner => (name === noteSigner.name ? noteSigner : { name, publicKey: noteSigner.publicKey, sign: (message) => noteSigner.sign(message) }),
+  );
+  return signNote(body, signers);
 }

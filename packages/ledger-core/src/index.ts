@@ -54,7 +54,7 @@ export { ZERO_HASH, EntrySchema, envelopeCanonical, envelopeHash, entryHash, hea
 export type { Entry, EntryHeader } from './entry.js';
 export { AUTHORITY_PARTITION, eventPartitionOf, partitionOf, checkRouting } from './routing.js';
 export { ReplayWindow } from './replay-window.js';
-export { PartitionChain, partitionOrigin, sequencerNoteSigner, signCheckpoint } from './chain.js';
+export { PartitionChain, checkCheckpointSigners, checkpointKeyNames, checkpointVerifiers, partitionOrigin, sequencerNoteSigner, signCheckpoint } from './chain.js';
 export type { ChainHead } from './chain.js';
 export { TrustRootSchema } from './trust-root.js';
 export type { TrustRoot } from './trust-root.js';

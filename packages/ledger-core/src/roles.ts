@@ -8,6 +8,9 @@
  * `gate` (classifications, screening verdicts, confirmation requests,
  * decisions, refusals, fatigue signals), `timer` (timeouts, escalations) and
  * `bridge` (a chat bridge's answers, platform assurance by its role).
+ *
+ * `auditor` (authority rules 3) reads the whole log through the API (exports,
+ * trails, proposals, decisions, receipts, metrics) and authors nothing.
  */
 export const Role = {
   admin: 'admin',
@@ -18,6 +21,7 @@ export const Role = {
   gate: 'gate',
   timer: 'timer',
   bridge: 'bridge',
+  auditor: 'auditor',
 } as const;
 
 /** One of {@link Role}. */

@@ -75,7 +75,7 @@ const KeyGrant = z.strictObject({
 });
 
 /** An authority rules version this build knows (authority-rules.ts); an unknown one is refused. */
-const AuthorityRulesVersionField = z.union(AUTHORITY_RULES_VERSIONS.map((v) => z.literal(v)) as unknown as [z.ZodLiteral<1>, z.ZodLiteral<2>]);
+const AuthorityRulesVersionField = z.union(AUTHORITY_RULES_VERSIONS.map((v) => z.literal(v)) as unknown as [z.ZodLiteral<1>, z.ZodLiteral<2>, z.ZodLiteral<3>]);
 
 /** Body of each statement type, by type name. */
 export const BODY_SCHEMAS = {

@@ -52,7 +52,7 @@ test('the package index exports exactly the documented names', () => {
     'BundleEntrySchema', 'BundleHeaderSchema', 'BundleLineSchema', 'BundleTrailerSchema', 'DEFAULT_GRANT_POLICY', 'DEFAULT_JSON_LIMITS', 'DEFAULT_RISK_THRESHOLD', 'EMPTY_ROOT', 'EntrySchema',
     'EnvelopeSchema', 'GrantRegistry', 'Hash', 'KeyId', 'LATEST_AUTHORITY_RULES_VERSION', 'LedgerError', 'MAX_BUNDLE_LINE_BYTES', 'MAX_PLATFORM_ASSURANCE_TIER', 'MerkleAccumulator', 'MerkleTree', 'PartitionChain', 'Principal',
     'REQUIRED_ROLE', 'ROLES', 'ReplayWindow', 'Role', 'STATEMENT_SIGNING_CONTEXT', 'STATEMENT_TYPES', 'SignatureSchema', 'StatementId', 'StatementSchema',
-    'Timestamp', 'TrustRootSchema', 'ZERO_HASH', 'bytesEqual', 'canonicalBytes', 'canonicalJson', 'checkPublicKey', 'checkRouting', 'concatBytes', 'coveringPatterns', 'covers',
+    'Timestamp', 'TrustRootSchema', 'ZERO_HASH', 'bytesEqual', 'canonicalBytes', 'canonicalJson', 'checkCheckpointSigners', 'checkPublicKey', 'checkRouting', 'checkpointKeyNames', 'checkpointVerifiers', 'concatBytes', 'coveringPatterns', 'covers',
     'createStatement', 'entryHash', 'entryHashBytes', 'envelopeCanonical', 'envelopeHash', 'eventPartitionOf', 'formatCheckpoint',
     'formatTrailer', 'fromBase64', 'fromHex', 'generateSeed', 'grantInForce', 'headerOf', 'interiorHash', 'isPattern', 'keyIdOf', 'leafHash', 'matchesPattern', 'narrows', 'nobleEd25519',
     'nodeEd25519', 'noteKeyId', 'openNote', 'parseCheckpoint', 'parseStrictJson', 'parseStrictJsonBytes', 'parseTrailer', 'partitionOf',

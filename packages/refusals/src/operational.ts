@@ -20,6 +20,10 @@ export const OperationalCode = {
   NOT_FOUND: 'NOT_FOUND',
   /** The caller's own wait ran out before an answer came; nothing was decided by that. */
   CLIENT_TIMEOUT: 'CLIENT_TIMEOUT',
+  /** A read of the API came without valid authentication: no signature, a stale or replayed one, an unknown or revoked key (HTTP 401). */
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  /** An authenticated principal asked for what its role does not let it read (HTTP 403). */
+  FORBIDDEN: 'FORBIDDEN',
 } as const;
 
 /** One of {@link OperationalCode}. */

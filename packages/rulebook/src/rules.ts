@@ -48,6 +48,13 @@ const V3: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 4: version 3, with the gate's version-4 reading (gate rules-version.ts). */
+const V4: RulesSpec = Object.freeze({
+  version: 4,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 4 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -56,6 +63,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [1, V1],
   [2, V2],
   [3, V3],
+  [4, V4],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */

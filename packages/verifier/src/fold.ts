@@ -5,7 +5,9 @@ import {
   MerkleAccumulator,
   ZERO_HASH,
   bytesEqual,
+  checkCheckpointSigners,
   checkRouting,
+  checkpointVerifiers,
   ReplayWindow,
   fromHex,
   nodeEd25519,
@@ -327,17 +329,21 @@ export class LedgerFold {
     this.#authority.authorize(view as never, entry.signers, entry.authorityIndex);
   }
 
-  /** Sequencer keys valid at authority index `atIndex`, as note verifiers named for the ledger origin. */
-  #sequencerVerifiers(atIndex: number): NoteVerifier[] {
-    const name = this.#authority.trustRoot.origin;
-    const verifiers: NoteVerifier[] = [];
+  /**
+   * Sequencer keys valid at authority index `atIndex`, as note verifiers: for
+   * a checkpoint of `partition`, under both of its key names (SPEC.md section
+   * 6); for the trailer, under the ledger origin.
+   */
+  #sequencerVerifiers(atIndex: number, partition?: number): NoteVerifier[] {
+    const origin = this.#authority.trustRoot.origin;
+    const publicKeys: Uint8Array[] = [];
     for (const key of this.#authority.keys()) {
       const valid = key.registeredAt < atIndex && (key.revokedAt === undefined || key.revokedAt >= atIndex);
-      if (valid && key.roles.includes('sequencer')) {
-        verifiers.push({ name, publicKey: fromHex(key.keyId, 32), verify: (pk, msg, sig) => nodeEd25519.verify(pk, msg, sig) });
-      }
+      if (valid && key.roles.includes('sequencer')) publicKeys.push(fromHex(key.keyId, 32));
     }
-    return verifiers;
+    const verify: NoteVerifier['verify'] = (pk, msg, sig) => nodeEd25519.verify(pk, msg, sig);
+    if (partition !== undefined) return checkpointVerifiers(origin, partition, publicKeys, verify);
+    return publicKeys.map((publicKey) => ({ name: origin, publicKey, verify }));
   }
 
   /** Rule 7: a checkpoint is signed by a sequencer key and seals exactly the entries before it. */
@@ -351,7 +357,8 @@ export class LedgerFold {
     if (current.checkpointed === current.size) this.#fail(ReasonCode.CHECKPOINT_INVALID, `a second checkpoint of size ${current.size} in partition ${current.partition}`, at);
     const atAuthority = current.partition === AUTHORITY_PARTITION ? current.size : current.lastAuthorityIndex;
     const checkpoint = this.#guard(() => {
-      const opened = openNote(result.note, this.#sequencerVerifiers(atAuthority));
+      const opened = openNote(result.note, this.#sequencerVerifiers(atAuthority, current.partition));
+      checkCheckpointSigners(opened, this.#authority.trustRoot.origin, current.partition, this.#authority.config?.authorityRulesVersion ?? 1);
       return parseCheckpoint(opened.text);
     }, at);
     const origin = `${this.#authority.trustRoot.origin}/${current.partition}`;
@@ -402,7 +409,7 @@ export class LedgerFold {
     const current = this.#current;
     if (known === undefined || known.partition !== current.partition || known.checkpoint.size !== current.size) return;
     const at = { partition: current.partition, index: current.size - 1 };
-    this.#guard(() => openNote(known.note, this.#sequencerVerifiers(this.#authority.size)), at);
+    this.#guard(() => checkCheckpointSigners(openNote(known.note, this.#sequencerVerifiers(this.#authority.size, known.partition)), this.#authority.trustRoot.origin, known.partition, this.#authority.config?.authorityRulesVersion ?? 1), at);
     if (!bytesEqual(known.checkpoint.rootHash, current.tree.root())) {
       this.#fail(ReasonCode.INCONSISTENT_HISTORY, 'the bundle rewrites history the known checkpoint sealed', at);
     }

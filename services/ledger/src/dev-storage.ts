@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { createEmbeddedBus, createKafkaBus, type LogBus } from '@agent-ledger/kafka';
+import { createEmbeddedBus, type LogBus } from '@agent-ledger/kafka';
+import { kafkaBusFor } from './kafka-client.js';
 import type { SqlNotifications, SqlPool } from '@agent-ledger/store';
 import type { LedgerHome } from './home.js';
 
@@ -57,5 +58,5 @@ export async function openEmbeddedStorage(home: LedgerHome, options: { fsync?: '
  */
 export function readingBus(home: LedgerHome, clientId: string): LogBus {
   if (isEmbedded(home)) return createEmbeddedBus({ dir: embeddedPaths(home).log, readOnly: true });
-  return createKafkaBus({ brokers: home.config.kafkaBrokers, clientId, logLevel: 'nothing' });
+  return kafkaBusFor(home, clientId, { logLevel: 'nothing' });
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { pinTrust, trustFromGenesis } from '@agent-ledger/client';
 import { BODY_SCHEMAS, EnvelopeSchema, LATEST_AUTHORITY_RULES_VERSION, createStatement, nodeEd25519, parseStrictJson, signStatement, type BodyOf, type Envelope, type Role, type Signer, type TrustRoot } from '@agent-ledger/core';
 import { newSigner, readKeyFile, writeKeyFile } from './keys.js';
@@ -10,6 +10,7 @@ import { formatTrustRoot, readTrustRoot } from './trust-root-file.js';
 import { ChannelsConfigSchema } from './notify/channels-config.js';
 import { AllowedHostSchema } from './api/host-allow-list.js';
 import { RateSettingsSchema } from './api/rate-limit.js';
+import { KafkaConfigSchema } from './kafka-client.js';
 
 /**
  * The local installation's directory (default `.ledger/` at the repository
@@ -21,6 +22,11 @@ import { RateSettingsSchema } from './api/rate-limit.js';
  *   .ledger/genesis.json       the genesis envelope, signed by 2 of the 3 root keys
  *   .ledger/trust.json         the trust document agents pin to check decision receipts (SPEC.md 10.1)
  *   .ledger/keys/*.key         private keys (mode 0600), one per principal
+ *
+ * The three root private keys are not in it: `ledger init` writes them to a
+ * directory of their own (default `<home>-root-keys/`, `--root-keys DIR`), to
+ * be moved offline. The live installation needs none of them; the commands
+ * that sign with a root key (`ledger rotate-root`) take each key's path.
  */
 export const ConfigSchema = z.strictObject({
   v: z.literal(1),
@@ -49,6 +55,20 @@ export const ConfigSchema = z.strictObject({
       refusalRecordLimit: RateSettingsSchema.optional(),
       /** Longest wait of an accepted statement for the sequencer before new ones are refused (UNAVAILABLE). */
       maxBacklogMs: z.number().int().min(100).max(3_600_000).optional(),
+      /**
+       * How reads are authenticated: `signed` (absent: each read is signed by a
+       * registered key and answered within its role) or `open` (anyone who
+       * reaches the port reads everything: logged as a warning, shown on /readyz).
+       */
+      readAuth: z.enum(['signed', 'open']).optional(),
+      /** A file holding the bearer token `/metrics` also accepts (a Prometheus scraper holds no ledger key). */
+      metricsTokenFile: z.string().min(1).max(4096).optional(),
+      /** Address the API listens on (absent: 127.0.0.1). LEDGER_API_BIND wins. */
+      bind: z.string().min(1).max(255).optional(),
+      /** TLS for the API from PEM files: the API serves https only. LEDGER_API_TLS_CERT and LEDGER_API_TLS_KEY win. */
+      tls: z.strictObject({ certFile: z.string().min(1).max(4096), keyFile: z.string().min(1).max(4096) }).optional(),
+      /** A PEM file of the CA the local clients (CLI, hook, MCP gateway) trust for the API's certificate. LEDGER_API_CA wins. */
+      caFile: z.string().min(1).max(4096).optional(),
     })
     .optional(),
   /**
@@ -57,6 +77,14 @@ export const ConfigSchema = z.strictObject({
    * in this directory, one process; `ledger dev`).
    */
   storage: z.enum(['kafka', 'embedded']).optional(),
+  /**
+   * TLS and SASL/SCRAM to the brokers, and the kind of deployment the topics
+   * are made for (absent: plain text, chosen by the cluster's size). The
+   * environment wins over each field: LEDGER_KAFKA_SSL_CA,
+   * LEDGER_KAFKA_SASL_MECHANISM, LEDGER_KAFKA_SASL_USERNAME,
+   * LEDGER_KAFKA_SASL_PASSWORD_FILE, LEDGER_KAFKA_DEPLOYMENT.
+   */
+  kafka: KafkaConfigSchema.optional(),
   /** Chat approval channels of the notify role (absent: approvals by CLI and web page only). */
   channels: ChannelsConfigSchema.optional(),
   /**
@@ -131,7 +159,14 @@ export class LedgerHome {
     if (process.env.LEDGER_KAFKA_BROKERS) config.kafkaBrokers = process.env.LEDGER_KAFKA_BROKERS.split(',');
     if (process.env.LEDGER_PG_URL) config.pgUrl = process.env.LEDGER_PG_URL;
     if (process.env.LEDGER_API_PORT) config.apiPort = Number(process.env.LEDGER_API_PORT);
+    // The CA this process's clients of the API trust (CLI commands open the installation before they reach it).
+    if (config.api?.caFile !== undefined) openedApiCa = config.api.caFile;
     return new LedgerHome(dir, config, readTrustRoot(join(dir, 'trust-root.json')));
+  }
+
+  /** Where `ledger init` writes the root private keys of the installation in `dir` unless told otherwise: `<dir>-root-keys`. */
+  static defaultRootKeysDir(dir: string): string {
+    return `${resolve(dir)}-root-keys`;
   }
 
   /** Path of a key file by its short name (e.g. `gate`, `admin-alice`). */
@@ -151,10 +186,31 @@ export class LedgerHome {
     return parsed.data as unknown as Envelope<'genesis'>;
   }
 
-  /** Base URL of the local API. */
+  /** Base URL of the local API: https when the API serves TLS. */
   apiUrl(): string {
-    return `http://127.0.0.1:${this.config.apiPort}`;
+    return `${apiTls(this.config) === undefined ? 'http' : 'https'}://127.0.0.1:${this.config.apiPort}`;
   }
+}
+
+/** The API's certificate and key files (LEDGER_API_TLS_CERT / LEDGER_API_TLS_KEY win over `api.tls`), or undefined for plain http. */
+export function apiTls(config: HomeConfig, env: NodeJS.ProcessEnv = process.env): { certFile: string; keyFile: string } | undefined {
+  const certFile = env.LEDGER_API_TLS_CERT || config.api?.tls?.certFile;
+  const keyFile = env.LEDGER_API_TLS_KEY || config.api?.tls?.keyFile;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, 'API TLS needs both a certificate and a key file (api.tls.certFile and keyFile, or LEDGER_API_TLS_CERT and LEDGER_API_TLS_KEY)');
+  return { certFile, keyFile };
+}
+
+let openedApiCa: string | undefined;
+
+/** The `api.caFile` of the last installation this process opened, if any. */
+export function openedHomeApiCa(): string | undefined {
+  return openedApiCa;
+}
+
+/** The CA file local clients trust for the API (LEDGER_API_CA wins over `api.caFile`), if any. */
+export function apiCaFile(config: HomeConfig | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.LEDGER_API_CA || config?.api?.caFile || undefined;
 }
 
 /**
@@ -179,9 +235,19 @@ export function readGrantPolicy(path: string): NonNullable<BodyOf<'genesis'>['gr
  */
 export function initHome(
   dir: string,
-  options: { origin?: string; eventPartitions?: number; force?: boolean; topicPrefix?: string; pgUrl?: string; apiPort?: number; grantPolicy?: BodyOf<'genesis'>['grantPolicy']; storage?: 'kafka' | 'embedded' } = {},
+  options: { origin?: string; eventPartitions?: number; force?: boolean; topicPrefix?: string; pgUrl?: string; apiPort?: number; grantPolicy?: BodyOf<'genesis'>['grantPolicy']; storage?: 'kafka' | 'embedded'; rootKeysDir?: string } = {},
 ): LedgerHome {
   if (LedgerHome.exists(dir) && options.force !== true) return LedgerHome.open(dir);
+  // The root keys go apart from the live installation, to be moved offline (never into its keys/).
+  const rootKeysDir = resolve(options.rootKeysDir ?? LedgerHome.defaultRootKeysDir(dir));
+  if (rootKeysDir === resolve(dir) || rootKeysDir.startsWith(`${resolve(dir)}/`)) {
+    throw new OperationalError(OperationalCode.BAD_ARGUMENT, `the root keys directory ${rootKeysDir} must be outside the installation ${resolve(dir)}`);
+  }
+  if (options.force !== true && [1, 2, 3].some((n) => existsSync(join(rootKeysDir, `root-${n}.key`)))) {
+    throw new OperationalError(OperationalCode.BAD_ARGUMENT, `${rootKeysDir} already holds root keys (of another installation?): move them away, or pass --force`);
+  }
+  mkdirSync(rootKeysDir, { recursive: true });
+  chmodSync(rootKeysDir, 0o700);
   mkdirSync(join(dir, 'keys'), { recursive: true });
   chmodSync(dir, 0o700);
   chmodSync(join(dir, 'keys'), 0o700);
@@ -189,7 +255,7 @@ export function initHome(
   const eventPartitions = options.eventPartitions ?? 4;
   const roots = [1, 2, 3].map((n) => {
     const signer = newSigner(`root:${n}`);
-    writeKeyFile(join(dir, 'keys', `root-${n}.key`), signer);
+    writeKeyFile(join(rootKeysDir, `root-${n}.key`), signer);
     return signer;
   });
   const keys = LOCAL_PRINCIPALS.map(({ principal, file, roles }) => {

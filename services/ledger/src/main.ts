@@ -1,30 +1,13 @@
+import { ROLES } from '@agent-ledger/core';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Exit, reportError } from './cli-error.js';
-import { demoCommand } from './commands/demo.js';
-import { genesisCommand, keygenCommand } from './commands/keys.js';
-import { receiptCommand, verifyReceiptCommand, type VerifyReceiptCommandOptions } from './commands/receipt.js';
-import { trustCommand, type TrustOptions } from './commands/trust.js';
-import { schemasCommand } from './commands/schemas.js';
-import { verifyChainCommand } from './commands/verify-chain.js';
-import { exportCommand } from './commands/export.js';
-import { devCommand } from './commands/dev.js';
-import { moveToKafkaCommand } from './commands/move-to-kafka.js';
-import { driveCommand, initCommand, serveCommand } from './commands/live.js';
-import { gateEvaluateCommand } from './commands/gate-evaluate.js';
-import { gateBenchCommand } from './commands/gate-bench.js';
-import { approveCommand, type ApproveOptions } from './commands/approve.js';
-import { grantsTrailCommand, type GrantsTrailOptions } from './commands/grants.js';
-import { rotateRootCommand, type RotateRootOptions } from './commands/rotate-root.js';
-import {
-  grantCosignCommand,
-  grantListCommand,
-  grantProposeCommand,
-  grantReauthorizeCommand,
-  grantRevokeCommand,
-  type GrantProposeOptions,
-  type GrantWriteOptions,
-} from './commands/grant-admin.js';
-import { keyCosignCommand, keyListCommand, keyRegisterCommand, keyRevokeCommand, keySubmitCommand, type KeyRegisterOptions, type KeyWriteOptions } from './commands/key-admin.js';
+import type { VerifyReceiptCommandOptions } from './commands/receipt.js';
+import type { TrustOptions, TrustRootOptions } from './commands/trust.js';
+import type { ApproveOptions } from './commands/approve.js';
+import type { GrantsTrailOptions } from './commands/grants.js';
+import type { RotateRootOptions } from './commands/rotate-root.js';
+import type { GrantProposeOptions, GrantWriteOptions } from './commands/grant-admin.js';
+import type { KeyRegisterOptions, KeyWriteOptions } from './commands/key-admin.js';
 import type { AdminOptions } from './commands/admin.js';
 import { cliVersion, configureUsageErrors } from './cli-usage.js';
 
@@ -58,7 +41,7 @@ program
   .option('--known-checkpoint <file>', 'a signed checkpoint seen earlier; the bundle must extend it')
   .option('--allow-uncovered-tail', 'accept entries after the last checkpoint of a partition')
   .option('--workers <n>', 'signature-check worker threads (default: CPU count)', wholeNumber)
-  .action(run((bundle: string, opts: { trustRoot: string; json?: boolean; knownCheckpoint?: string; allowUncoveredTail?: boolean; workers?: number }) => verifyChainCommand(bundle, opts)));
+  .action(run(async (bundle: string, opts: { trustRoot: string; json?: boolean; knownCheckpoint?: string; allowUncoveredTail?: boolean; workers?: number }) => (await import('./commands/verify-chain.js')).verifyChainCommand(bundle, opts)));
 
 program
   .command('receipt')
@@ -67,7 +50,7 @@ program
   .requiredOption('--partition <n>', 'partition', wholeNumber)
   .requiredOption('--index <n>', 'entry index', wholeNumber)
   .requiredOption('--out <file>', 'receipt file to write')
-  .action(run((opts: { bundle: string; partition: number; index: number; out: string }) => receiptCommand(opts)));
+  .action(run(async (opts: { bundle: string; partition: number; index: number; out: string }) => (await import('./commands/receipt.js')).receiptCommand(opts)));
 
 program
   .command('verify-receipt')
@@ -79,7 +62,7 @@ program
   .option('--agent <principal>', 'with --trust: the agent the decision must be about')
   .option('--max-age-ms <ms>', "with --trust: oldest decision accepted (default the ledger's freshness window)", wholeNumber)
   .option('--json', 'print one JSON report object')
-  .action(run((receipt: string, opts: VerifyReceiptCommandOptions) => verifyReceiptCommand(receipt, opts)));
+  .action(run(async (receipt: string, opts: VerifyReceiptCommandOptions) => (await import('./commands/receipt.js')).verifyReceiptCommand(receipt, opts)));
 
 program
   .command('trust')
@@ -88,7 +71,16 @@ program
   .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
   .option('--out <file>', 'trust file to write (default <home>/trust.json)')
   .option('--trust-root <file>', 'trust-root file handed out of band (default <home>/trust-root.json when present)')
-  .action(run((opts: TrustOptions) => trustCommand(opts)));
+  .action(run(async (opts: TrustOptions) => (await import('./commands/trust.js')).trustCommand(opts)));
+
+program
+  .command('trust-root')
+  .description("the pinned trust root, the sequencer keys and the C2SP verifier-key string of each under each partition's origin line (for transparency-log tools)")
+  .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
+  .option('--trust <file>', 'pinned trust document (default <home>/trust.json)')
+  .option('--verifier-key', 'print only the verifier-key strings, one a line')
+  .option('--json', 'print JSON')
+  .action(run(async (opts: TrustRootOptions) => (await import('./commands/trust.js')).trustRootCommand(opts)));
 
 program
   .command('demo')
@@ -100,7 +92,7 @@ program
   .option('--partitions <n>', 'event partitions', wholeNumber)
   .option('--checkpoint-every <n>', 'entries between checkpoints in a partition', wholeNumber)
   .option('--seed <n>', 'seed of the scenario mix', wholeNumber)
-  .action(run((opts: { events: number; out: string; trustRootOut: string; partitions?: number; checkpointEvery?: number; seed?: number }) => demoCommand(opts)));
+  .action(run(async (opts: { events: number; out: string; trustRootOut: string; partitions?: number; checkpointEvery?: number; seed?: number }) => (await import('./commands/demo.js')).demoCommand(opts)));
 
 program
   .command('keygen')
@@ -108,7 +100,7 @@ program
   .requiredOption('--principal <id>', 'who the key speaks for, e.g. admin:alice')
   .requiredOption('--out <file>', 'key file to write')
   .option('--force', 'overwrite an existing file')
-  .action(run((opts: { principal: string; out: string; force?: boolean }) => keygenCommand(opts)));
+  .action(run(async (opts: { principal: string; out: string; force?: boolean }) => (await import('./commands/keys.js')).keygenCommand(opts)));
 
 program
   .command('genesis')
@@ -121,7 +113,7 @@ program
   .addOption(new Option('--freshness-ms <ms>', 'accepted clock skew of statements').argParser(wholeNumber).default(300_000))
   .requiredOption('--out <file>', 'genesis envelope file to write')
   .requiredOption('--trust-root-out <file>', 'trust-root file to write')
-  .action(run((opts: Parameters<typeof genesisCommand>[0]) => genesisCommand(opts)));
+  .action(run(async (opts: Parameters<typeof import('./commands/keys.js').genesisCommand>[0]) => (await import('./commands/keys.js')).genesisCommand(opts)));
 
 program
   .command('init')
@@ -132,21 +124,22 @@ program
   .option('--topic-prefix <prefix>', 'prefix of every topic and consumer group')
   .option('--force', 'replace an existing installation')
   .option('--grant-policy <file>', 'grant policy JSON for genesis (SPEC.md 7.2; default: 1 co-signer for tiers 0-3, 2 for tier 4)')
+  .option('--root-keys <dir>', 'where the three root private keys are written, to be moved offline (default: <home>-root-keys)')
   .option('--json', 'print one JSON object')
-  .action(run((opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; json?: boolean }) => initCommand(opts)));
+  .action(run(async (opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; rootKeys?: string; json?: boolean }) => (await import('./commands/live.js')).initCommand(opts)));
 
 program
   .command('serve')
   .description('run ledger roles: all, or any of api, sequencer, gate, projector, timer, siem')
   .option('--home <dir>', 'installation directory')
   .option('--target <role...>', 'roles to run', ['all'])
-  .action(run((opts: { home?: string; target: string[] }) => serveCommand(opts)));
+  .action(run(async (opts: { home?: string; target: string[] }) => (await import('./commands/live.js')).serveCommand(opts)));
 
 program
   .command('dev')
   .description('run the whole ledger in this one process on an embedded log and an embedded Postgres under the installation directory (created when missing); nothing but Node needed')
   .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
-  .action(run((opts: { home?: string }) => devCommand(opts)));
+  .action(run(async (opts: { home?: string }) => (await import('./commands/dev.js')).devCommand(opts)));
 
 program
   .command('move-to-kafka')
@@ -154,14 +147,14 @@ program
   .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
   .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the configuration\'s, or LEDGER_KAFKA_BROKERS)')
   .option('--pg-url <url>', 'PostgreSQL URL for the projection (default: the configuration\'s, or LEDGER_PG_URL)')
-  .action(run((opts: { home?: string; brokers?: string; pgUrl?: string }) => moveToKafkaCommand(opts)));
+  .action(run(async (opts: { home?: string; brokers?: string; pgUrl?: string }) => (await import('./commands/move-to-kafka.js')).moveToKafkaCommand(opts)));
 
 program
   .command('export')
   .description('write the committed log, through the newest checkpoint of each partition, as a bundle')
   .requiredOption('--out <file>', 'bundle file to write')
   .option('--home <dir>', 'installation directory')
-  .action(run((opts: { out: string; home?: string }) => exportCommand(opts)));
+  .action(run(async (opts: { out: string; home?: string }) => (await import('./commands/export.js')).exportCommand(opts)));
 
 program
   .command('drive')
@@ -169,7 +162,7 @@ program
   .option('--home <dir>', 'installation directory')
   .option('--proposals <n>', 'number of proposals', wholeNumber, 40)
   .option('--json', 'print the summary as one JSON object')
-  .action(run((opts: { home?: string; proposals: number; json?: boolean }) => driveCommand(opts)));
+  .action(run(async (opts: { home?: string; proposals: number; json?: boolean }) => (await import('./commands/live.js')).driveCommand(opts)));
 
 program
   .command('approve')
@@ -186,15 +179,15 @@ program
   .option('--json', 'print JSON')
   .option('--session <duration>', 'with --approve: also ask for a session grant for the exact operation (e.g. 15m, at most 1h, tiers 0-2); a second admin must co-sign it')
   .option('--admin <principal>', 'with --session: the admin whose key proposes the session grant (without it the grant is printed for an admin)')
-  .action(run((opts: ApproveOptions) => approveCommand(opts)));
+  .action(run(async (opts: ApproveOptions) => (await import('./commands/approve.js')).approveCommand(opts)));
 
 const gate = program.command('gate').description('the pure gate: decide proposals offline');
 gate
   .command('evaluate')
   .description('decide scenarios (one JSON object or an array) and print one JSON decision line per scenario, in order')
   .requiredOption('--scenario <file>', 'scenario JSON file')
-  .action(run((opts: { scenario: string }) => gateEvaluateCommand(opts.scenario)));
-gate.command('bench').description('decide a gate corpus and print coverage by category, severity-weighted coverage and the misses').option('--corpus <file>', 'corpus JSON (default: the project corpus)').option('--min-coverage <percent>', 'exit 1 when the severity-weighted coverage or the benign allow rate is under this', Number).option('--rules-version <n>', 'rules version to decide with', Number).option('--json', 'print the report as JSON').action(run((opts: { corpus?: string; minCoverage?: number; rulesVersion?: number; json?: boolean }) => gateBenchCommand(opts)));
+  .action(run(async (opts: { scenario: string }) => (await import('./commands/gate-evaluate.js')).gateEvaluateCommand(opts.scenario)));
+gate.command('bench').description('decide a gate corpus and print coverage by category, severity-weighted coverage and the misses').option('--corpus <file>', 'corpus JSON (default: the project corpus)').option('--min-coverage <percent>', 'exit 1 when the severity-weighted coverage or the benign allow rate is under this', Number).option('--rules-version <n>', 'rules version to decide with', Number).option('--json', 'print the report as JSON').action(run(async (opts: { corpus?: string; minCoverage?: number; rulesVersion?: number; json?: boolean }) => (await import('./commands/gate-bench.js')).gateBenchCommand(opts)));
 
 const grants = program.command('grants').description('the grant table: paper trails of grants and of the decisions they authorised');
 grants
@@ -204,8 +197,10 @@ grants
   .option('--decision <proposal>', "a decision, by its proposal's 64-hex statement hash: the grant chain behind it")
   .option('--api <url>', 'API base URL (default: the installation\'s)')
   .option('--home <dir>', 'installation directory')
+  .option('--as <principal>', "the admin whose key signs the read (default: the installation's first admin key)")
+  .option('--signer-key <file>', 'a key file that signs the read instead')
   .option('--json', 'print the API answer as JSON')
-  .action(run((grantId: string | undefined, opts: GrantsTrailOptions) => grantsTrailCommand(grantId, opts)));
+  .action(run(async (grantId: string | undefined, opts: GrantsTrailOptions) => (await import('./commands/grants.js')).grantsTrailCommand(grantId, opts)));
 
 /** The options every admin command shares: who signs, which API, JSON output. */
 function adminOptions(command: Command, signs = true): Command {
@@ -242,7 +237,7 @@ adminOptions(
     .option('--constraint <path=json>', 'an argument constraint on one argument path, PATH=JSON, e.g. amount={"kind":"range","max":20} or currency={"kind":"equals","value":"EUR"} (repeat)', collect, [])
     .option('--constraints-json <json|file>', 'the whole constraints array as JSON text or a file holding it')
     .option('--wait', 'wait until the sequencer admitted it (or report its rejection code) and report its index'),
-).action(run((opts: GrantProposeOptions) => grantProposeCommand(opts)));
+).action(run(async (opts: GrantProposeOptions) => (await import('./commands/grant-admin.js')).grantProposeCommand(opts)));
 adminOptions(
   grant
     .command('cosign')
@@ -250,7 +245,7 @@ adminOptions(
     .argument('<grantId>', 'grant id')
     .option('--write <hash>', 'the statement hash of the write to co-sign (default: the latest one not in force)')
     .option('--wait', 'wait until it is on the authority stream and report whether the grant is in force'),
-).action(run((grantId: string, opts: GrantWriteOptions & { write?: string }) => grantCosignCommand(grantId, opts)));
+).action(run(async (grantId: string, opts: GrantWriteOptions & { write?: string }) => (await import('./commands/grant-admin.js')).grantCosignCommand(grantId, opts)));
 adminOptions(
   grant
     .command('revoke')
@@ -258,7 +253,7 @@ adminOptions(
     .argument('<grantId>', 'grant id')
     .requiredOption('--reason <text>', 'why (recorded on the ledger)')
     .option('--wait', 'wait until it is on the authority stream'),
-).action(run((grantId: string, opts: GrantWriteOptions & { reason: string }) => grantRevokeCommand(grantId, opts)));
+).action(run(async (grantId: string, opts: GrantWriteOptions & { reason: string }) => (await import('./commands/grant-admin.js')).grantRevokeCommand(grantId, opts)));
 adminOptions(
   grant
     .command('reauthorize')
@@ -267,7 +262,7 @@ adminOptions(
     .option('--expires-at <instant>', 'new end of the window')
     .option('--for <duration>', 'new end as a duration from now, e.g. 30d')
     .option('--wait', 'wait until it is on the authority stream'),
-).action(run((grantId: string, opts: GrantWriteOptions & { expiresAt?: string; for?: string }) => grantReauthorizeCommand(grantId, opts)));
+).action(run(async (grantId: string, opts: GrantWriteOptions & { expiresAt?: string; for?: string }) => (await import('./commands/grant-admin.js')).grantReauthorizeCommand(grantId, opts)));
 adminOptions(
   grant
     .command('list')
@@ -275,7 +270,7 @@ adminOptions(
     .option('--agent <principal>', 'only grants for this agent')
     .option('--status <status>', 'only proposed, active or revoked grants'),
   false,
-).action(run((opts: AdminOptions & { agent?: string; status?: string }) => grantListCommand(opts)));
+).action(run(async (opts: AdminOptions & { agent?: string; status?: string }) => (await import('./commands/grant-admin.js')).grantListCommand(opts)));
 
 const key = program
   .command('key')
@@ -285,7 +280,7 @@ adminOptions(
     .command('register')
     .description('register a key for a principal with its roles; --out writes a partly signed statement for more admins (ledger key cosign)')
     .requiredOption('--principal <id>', 'who the key speaks for, e.g. agent:billing-bot')
-    .requiredOption('--roles <roles>', `roles, comma-separated (${['admin', 'approver', 'agent', 'service', 'sequencer'].join(', ')})`)
+    .requiredOption('--roles <roles>', `roles, comma-separated (${ROLES.join(', ')})`)
     .option('--key-id <hex>', 'the new key id (public key, 64 hex)')
     .option('--new-key <file>', 'the new key file (its key id is read from it)')
     .option('--no-prove', 'with --new-key: the new key does not sign (ledgers under authority rules 1 take one signature only)')
@@ -293,7 +288,7 @@ adminOptions(
     .option('--out <file>', 'write the signed statement here for more signers')
     .option('--submit', 'with --out: submit it as well')
     .option('--wait', 'after submitting, wait until the sequencer admitted it (or report its rejection code)'),
-).action(run((opts: KeyRegisterOptions) => keyRegisterCommand(opts)));
+).action(run(async (opts: KeyRegisterOptions) => (await import('./commands/key-admin.js')).keyRegisterCommand(opts)));
 adminOptions(
   key
     .command('cosign')
@@ -302,15 +297,15 @@ adminOptions(
     .option('--out <file>', 'write the result here instead of in place')
     .option('--submit', 'submit it after signing')
     .option('--wait', 'after submitting, wait until the sequencer admitted it (or report its rejection code)'),
-).action(run((file: string, opts: KeyWriteOptions) => keyCosignCommand(file, opts)));
+).action(run(async (file: string, opts: KeyWriteOptions) => (await import('./commands/key-admin.js')).keyCosignCommand(file, opts)));
 adminOptions(
   key
     .command('submit')
-    .description('submit a signed key statement file')
+    .description('submit a signed key statement file, or a root rotation signed offline (ledger rotate-root --out)')
     .argument('<file>', 'the signed statement file')
     .option('--wait', 'wait until the sequencer admitted it (or report its rejection code)'),
   false,
-).action(run((file: string, opts: AdminOptions & { wait?: boolean }) => keySubmitCommand(file, opts)));
+).action(run(async (file: string, opts: AdminOptions & { wait?: boolean }) => (await import('./commands/key-admin.js')).keySubmitCommand(file, opts)));
 adminOptions(
   key
     .command('revoke')
@@ -320,7 +315,7 @@ adminOptions(
     .option('--out <file>', 'write the signed statement here for more signers')
     .option('--submit', 'with --out: submit it as well')
     .option('--wait', 'after submitting, wait until the sequencer admitted it (or report its rejection code)'),
-).action(run((keyId: string, opts: KeyWriteOptions & { reason: string }) => keyRevokeCommand(keyId, opts)));
+).action(run(async (keyId: string, opts: KeyWriteOptions & { reason: string }) => (await import('./commands/key-admin.js')).keyRevokeCommand(keyId, opts)));
 key
   .command('list')
   .description("list the keys the authority stream registered (read from the installation's broker and folded as the ledger folds them)")
@@ -328,7 +323,7 @@ key
   .option('--all', 'include revoked keys')
   .option('--home <dir>', 'installation directory')
   .option('--json', 'print one JSON object')
-  .action(run((opts: { home?: string; json?: boolean; principal?: string; all?: boolean }) => keyListCommand(opts)));
+  .action(run(async (opts: { home?: string; json?: boolean; principal?: string; all?: boolean }) => (await import('./commands/key-admin.js')).keyListCommand(opts)));
 
 program
   .command('rotate-root')
@@ -343,13 +338,19 @@ program
   .option('--submit', 'submit it to the installation\'s API')
   .option('--api <url>', 'API base URL (default: the installation\'s)')
   .option('--home <dir>', 'installation directory')
-  .action(run((opts: RotateRootOptions) => rotateRootCommand(opts)));
+  .action(run(async (opts: RotateRootOptions) => (await import('./commands/rotate-root.js')).rotateRootCommand(opts)));
 
 // Where agents meet the ledger: the Claude Code hook and the MCP gateway (loaded on use).
 const hook = program.command('hook').description('executor hooks of agent tools');
 hook.command('claude-code').description("Claude Code's PreToolUse hook: propose the tool call on stdin, answer allow/deny/ask on stdout (always exit 0; a failure is a deny)").requiredOption('--config <file>', 'executor configuration (ledger setup claude-code writes .claude/agent-ledger.json)').action(run(async (opts: { config: string }) => (await import('./commands/hook.js')).hookClaudeCodeCommand(opts)));
 const setup = program.command('setup').description('put an agent behind the ledger');
 adminOptions(setup.command('claude-code').description("register this machine's agent key and add the PreToolUse hook to .claude/settings.json").option('--project <dir>', 'project directory (default: the current one)').option('--agent <principal>', 'agent principal (default agent:claude-code-<host>)').option('--fail-mode <mode>', 'ledger unreachable: closed (deny), ask (the user decides) or open (run it); recorded with every proposal', 'closed').option('--budget <seconds>', 'longest wait for a decision (a human answer) before the hook denies', wholeNumber, 110).option('--risk-threshold <n>', "the agent's risk threshold, registered with its key")).action(run(async (opts: import('./commands/setup.js').SetupClaudeCodeOptions) => (await import('./commands/setup.js')).setupClaudeCodeCommand(opts)));
+adminOptions(
+  program
+    .command('dashboard')
+    .description("serve the operator pages on 127.0.0.1, each read signed with a local admin or auditor key (the API's reads need a signature a browser cannot make from a key file)")
+    .option('--port <n>', 'loopback port (default: any free port)', wholeNumber),
+).action(run(async (opts: import('./commands/dashboard.js').DashboardOptions) => (await import('./commands/dashboard.js')).dashboardCommand(opts)));
 program.command('mcp-gateway').description('stand in front of an MCP server: every tools/call is a signed proposal, forwarded only on a verified allow').argument('<command...>', 'the MCP server to start, after --').option('--config <file>', 'executor configuration file').option('--agent <principal>', "or: the agent whose key in the installation's keys/ signs").option('--home <dir>', 'installation directory').option('--api <url>', "API base URL (default: the installation's)").option('--fail-mode <mode>', 'ledger unreachable: closed (refuse) or open (forward)').option('--budget <seconds>', 'longest wait for a decision per call', wholeNumber).option('--name <server>', 'server name in tool names mcp__<server>__<tool>').option('--http <port>', 'serve Streamable HTTP on this port (path /mcp) instead of stdio', wholeNumber).option('--host <host>', 'address to bind with --http', '127.0.0.1').action(run(async (command: string[], opts: import('./commands/mcp-gateway.js').McpGatewayOptions) => (await import('./commands/mcp-gateway.js')).mcpGatewayCommand(command, opts)));
 
 program
@@ -372,7 +373,7 @@ program
   .description('write the JSON Schemas generated from the statement types')
   .requiredOption('--out <dir>', 'directory')
   .option('--check', 'fail when the files on disk differ')
-  .action(run((opts: { out: string; check?: boolean }) => schemasCommand(opts)));
+  .action(run(async (opts: { out: string; check?: boolean }) => (await import('./commands/schemas.js')).schemasCommand(opts)));
 
 configureUsageErrors(program);
 try {

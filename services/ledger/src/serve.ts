@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Registry, Counter, Gauge } from 'prom-client';
 import { collectProcessMetrics } from './api/operator-metrics.js';
-import { createKafkaBus, type LogBus, WriterFencedError } from '@agent-ledger/kafka';
+import { type LogBus, WriterFencedError } from '@agent-ledger/kafka';
+import { kafkaBusFor, topicDurability } from './kafka-client.js';
 import { createPool, ensureDatabase, isPostgresUnavailable, migrate, type SqlPool } from '@agent-ledger/store';
 import { AuthorityFollower } from './authority-follower.js';
 import { buildApi, DEFAULT_RATE_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT } from './api/server.js';
@@ -14,7 +15,8 @@ import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-
 import { evolve, initialState, type GateState } from '@agent-ledger/gate';
 import { DeadlineTimer } from './gate/timer.js';
 import { fatigueSettingsFromEnv } from './gate/fatigue.js';
-import type { HomeConfig, LedgerHome } from './home.js';
+import { apiTls, type HomeConfig, type LedgerHome } from './home.js';
+import type { ReadAuthMode } from './api/read-auth.js';
 import { Projector } from './projector/projector.js';
 import { PartitionSequencer } from './sequencer/partition-sequencer.js';
 import { SignaturePool } from './sequencer/signature-pool.js';
@@ -107,7 +109,7 @@ function confirmationChannels(config: HomeConfig): ('cli' | 'web' | 'telegram' |
  * installation config's `api` section, each overridden by its environment
  * variable when that is set. A bad value is BAD_CONFIGURATION at start.
  */
-export function apiEdgeSettings(config: HomeConfig, env: NodeJS.ProcessEnv = process.env): { allowedHosts: readonly string[]; rateLimit: RateSettings; refusalRecordLimit: RateSettings; maxBacklogMs?: number } {
+export function apiEdgeSettings(config: HomeConfig, env: NodeJS.ProcessEnv = process.env): { allowedHosts: readonly string[]; rateLimit: RateSettings; refusalRecordLimit: RateSettings; maxBacklogMs?: number; readAuth: ReadAuthMode; metricsToken?: string; tls?: { cert: Buffer; key: Buffer } } {
   const hostsText = env.LEDGER_API_HOSTS;
   const backlogText = env.LEDGER_API_MAX_BACKLOG_MS;
   let maxBacklogMs = config.api?.maxBacklogMs;
@@ -127,7 +129,29 @@ export function apiEdgeSettings(config: HomeConfig, env: NodeJS.ProcessEnv = pro
     rateLimit: rate('LEDGER_API_RATE_LIMIT', config.api?.rateLimit, DEFAULT_RATE_LIMIT),
     refusalRecordLimit: rate('LEDGER_API_REFUSAL_RECORD_LIMIT', config.api?.refusalRecordLimit, DEFAULT_REFUSAL_RECORD_LIMIT),
     ...(maxBacklogMs === undefined ? {} : { maxBacklogMs }),
+    readAuth: config.api?.readAuth ?? 'signed',
+    ...(config.api?.metricsTokenFile === undefined ? {} : { metricsToken: readSecretFile(config.api.metricsTokenFile, 'api.metricsTokenFile').trim() }),
+    ...tlsFiles(config, env),
   };
+}
+
+/** The address the API listens on: LEDGER_API_BIND, else `api.bind`, else 127.0.0.1. */
+export function apiBind(config: HomeConfig, env: NodeJS.ProcessEnv = process.env): string {
+  return env.LEDGER_API_BIND || config.api?.bind || '127.0.0.1';
+}
+
+function tlsFiles(config: HomeConfig, env: NodeJS.ProcessEnv): { tls?: { cert: Buffer; key: Buffer } } {
+  const files = apiTls(config, env);
+  if (files === undefined) return {};
+  return { tls: { cert: Buffer.from(readSecretFile(files.certFile, 'the API certificate')), key: Buffer.from(readSecretFile(files.keyFile, 'the API key')) } };
+}
+
+function readSecretFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `${what}: cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** The roles' log: JSON lines with a level (logging.ts). */
@@ -157,10 +181,12 @@ export async function serve(
   if (options.storage === undefined && config.storage === 'embedded') {
     throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `${home.dir} keeps its log and database embedded: run it with ledger dev (or move it to Kafka and Postgres with ledger move-to-kafka)`);
   }
-  const bus = options.storage?.bus ?? createKafkaBus({ brokers: config.kafkaBrokers, clientId: `${topics.prefix}-${roles.join('-')}-${process.pid}` });
+  const bus = options.storage?.bus ?? kafkaBusFor(home, `${topics.prefix}-${roles.join('-')}-${process.pid}`);
   // A broker or Postgres that is not up yet (both restarting with the host) is waited for, with back-off.
   await retrying('broker', log, async () => {
-    await bus.ensureTopics(topicSpecs(topics, config.eventPartitions));
+    // On Kafka the topics are replicated as deploy/topics.json says for the deployment; an existing topic that is less durable is refused (BAD_CONFIGURATION).
+    const durability = options.storage === undefined ? (await topicDurability(bus, home)).durability : undefined;
+    await bus.ensureTopics(topicSpecs(topics, config.eventPartitions, durability));
     await leadersElected(bus, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
   });
   // A connection whose backend is terminated (pg_terminate_backend, a restart) fails its query and is dropped; never an unhandled 'error'.
@@ -225,6 +251,8 @@ export async function serve(
       sequencer: home.key('sequencer'),
       checkpointEvery: config.checkpointEvery,
       checkpointIntervalMs: config.checkpointIntervalMs,
+      // One process holds every role (`ledger dev`): a decision's receipt is sealed with the batch that chains it.
+      sealAnswers: options.storage !== undefined,
       topics,
       ...(signatures === undefined ? {} : { signatures }),
     };
@@ -345,12 +373,13 @@ export async function serve(
     apiIndex = logIndex;
     const indexStart = logIndex.started;
     if (indexStart !== undefined) log(`api: log index started from the ${indexStart.from} (${[...indexStart.loaded].map(([p, n]) => `${p}:${n}`).join(' ') || 'nothing'} entries loaded) in ${indexStart.ms} ms`);
+    const edge = apiEdgeSettings(config);
     const api = await buildApi({
       bus,
       pool,
       pgUrl: config.pgUrl,
       dependencies: () => watch.status(),
-      ...apiEdgeSettings(config),
+      ...edge,
       log,
       follower,
       logIndex,
@@ -365,8 +394,12 @@ export async function serve(
       },
       readyDetail: () => ({ overdueProposals: gate?.overdueProposals() ?? null }),
     });
-    apiUrl = await api.app.listen({ host: '127.0.0.1', port: config.apiPort });
-    log(`api listening on ${apiUrl}`);
+    const bind = apiBind(config);
+    const listening = await api.app.listen({ host: bind, port: config.apiPort });
+    // The URL local clients use: the loopback name of the port (a wildcard bind answers there too).
+    const port = new URL(listening).port;
+    apiUrl = bind === '127.0.0.1' || bind === '0.0.0.0' || bind === '::' ? `${api.tls ? 'https' : 'http'}://127.0.0.1:${port}` : listening;
+    log(`api listening on ${listening} (${api.tls ? 'TLS' : 'plain http'}, reads ${edge.readAuth === 'open' ? 'OPEN to anyone who reaches the port' : 'signed'})`);
     stops.push(() => api.close().then(() => logIndex.stop()));
   }
 

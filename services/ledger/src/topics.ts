@@ -1,5 +1,6 @@
 import { KNOWN_CODES, type ReasonCode } from '@agent-ledger/refusals';
 import type { Entry } from '@agent-ledger/core';
+import { durabilitySettings, type Durability } from '@agent-ledger/kafka';
 
 /**
  * Topic and consumer-group names of one installation. Every name starts with
@@ -55,13 +56,20 @@ const LOG_FOREVER = { 'cleanup.policy': 'delete', 'retention.ms': '-1', 'retenti
 const INTAKE = { 'cleanup.policy': 'delete', 'retention.ms': String(7 * 86_400_000) };
 const REFUSALS = { 'cleanup.policy': 'delete', 'retention.ms': String(30 * 86_400_000) };
 
-/** Every topic of an installation with its partition count and settings. */
-export function topicSpecs(topics: TopicNames, eventPartitions: number): { name: string; partitions: number; config: Record<string, string> }[] {
+/**
+ * Every topic of an installation with its partition count and settings. With
+ * `durability` (a Kafka deployment, deploy/topics.json), each topic also gets
+ * its replication factor, min.insync.replicas and no unclean leader election;
+ * without it (the embedded log, one process) none of those.
+ */
+export function topicSpecs(topics: TopicNames, eventPartitions: number, durability?: Durability): { name: string; partitions: number; replicationFactor?: number; config: Record<string, string> }[] {
+  const spec = (name: string, partitions: number, config: Record<string, string>): { name: string; partitions: number; replicationFactor?: number; config: Record<string, string> } =>
+    durability === undefined ? { name, partitions, config } : { name, partitions, replicationFactor: durability.replicationFactor, config: { ...config, ...durabilitySettings(durability) } };
   return [
-    { name: topics.intake, partitions: eventPartitions + 1, config: INTAKE },
-    { name: topics.authority, partitions: 1, config: LOG_FOREVER },
-    { name: topics.events, partitions: eventPartitions, config: LOG_FOREVER },
-    { name: topics.checkpoints, partitions: eventPartitions + 1, config: LOG_FOREVER },
-    ...topics.refusals.map((name) => ({ name, partitions: 1, config: REFUSALS })),
+    spec(topics.intake, eventPartitions + 1, INTAKE),
+    spec(topics.authority, 1, LOG_FOREVER),
+    spec(topics.events, eventPartitions, LOG_FOREVER),
+    spec(topics.checkpoints, eventPartitions + 1, LOG_FOREVER),
+    ...topics.refusals.map((name) => spec(name, 1, REFUSALS)),
   ];
 }

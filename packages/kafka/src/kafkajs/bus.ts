@@ -1,6 +1,6 @@
 import { LedgerError } from '@agent-ledger/refusals';
 import { Kafka } from 'kafkajs';
-import type { Admin, Producer } from 'kafkajs';
+import type { Admin, KafkaConfig, Producer } from 'kafkajs';
 import { invalidArgument, unavailable } from '../errors.js';
 import type { InRecord, LogBus, OutRecord, SubscribeOptions, Subscription, TopicSpec, TransactionalWriter } from '../log-bus.js';
 import { fromKafkaError } from './errors.js';
@@ -15,6 +15,17 @@ import { committedOffsets, endOffsets, ensureTopics, offsetsForTime, partitionCo
 import { KafkajsTransactionalWriter } from './writer.js';
 import { reuseCoordinatorLookups } from './coordinator-cache.js';
 
+/**
+ * TLS and SASL of every connection (absent: plain text, no authentication).
+ * Values, not file names: the caller reads its files.
+ */
+export interface KafkaSecurity {
+  /** TLS with the cluster's CA (PEM); `cert` and `key` (PEM) for client-certificate authentication. */
+  readonly ssl?: { readonly ca: string; readonly cert?: string; readonly key?: string };
+  /** SASL/SCRAM credentials. */
+  readonly sasl?: { readonly mechanism: 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string };
+}
+
 /** How to reach the cluster. */
 export interface KafkaBusOptions {
   /** Bootstrap brokers, `host:port`. */
@@ -23,6 +34,23 @@ export interface KafkaBusOptions {
   readonly clientId: string;
   /** kafkajs's log level; `LEDGER_LOG_LEVEL`, else `error`, when absent. */
   readonly logLevel?: LogLevelName;
+  /** TLS and SASL; plain text when absent. */
+  readonly security?: KafkaSecurity;
+}
+
+/** kafkajs's `ssl` and `sasl` settings for `security`: server certificates always checked. */
+function securitySettings(security: KafkaSecurity | undefined): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const settings: Pick<KafkaConfig, 'ssl' | 'sasl'> = {};
+  if (security?.ssl !== undefined) {
+    const { ca, cert, key } = security.ssl;
+    settings.ssl = { rejectUnauthorized: true, ca: [ca], ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }) };
+  }
+  if (security?.sasl !== undefined) {
+    const { mechanism, username, password } = security.sasl;
+    // Two branches only because kafkajs types each mechanism apart.
+    settings.sasl = mechanism === 'scram-sha-256' ? { mechanism, username, password } : { mechanism, username, password };
+  }
+  return settings;
 }
 
 function closedError(): Error {
@@ -54,7 +82,9 @@ class KafkajsBus implements LogBus {
     this.#clientId = options.clientId;
     const level = kafkaLogLevel(options.logLevel);
     const brokers = [...options.brokers];
-    this.#newKafka = () => reuseCoordinatorLookups(new Kafka({ clientId: options.clientId, brokers, logLevel: level, logCreator: ledgerLogCreator() }));
+    const security = securitySettings(options.security);
+    // The one place this package makes a kafkajs client: every producer, consumer and admin client gets the same TLS and SASL settings.
+    this.#newKafka = () => reuseCoordinatorLookups(new Kafka({ clientId: options.clientId, brokers, logLevel: level, logCreator: ledgerLogCreator(), ...security }));
     this.#kafka = this.#newKafka();
     this.#partitions = new PartitionCounts(async (topic) => {
       const counts = await partitionCounts(await this.#adminClient(), [topic]);
@@ -106,6 +136,16 @@ class KafkajsBus implements LogBus {
     this.#open();
     const counts = await ensureTopics(await this.#adminClient(), specs);
     for (const [topic, count] of counts) this.#partitions.remember(topic, count);
+  }
+
+  async clusterSize(): Promise<number> {
+    this.#open();
+    const admin = await this.#adminClient();
+    try {
+      return (await admin.describeCluster()).brokers.length;
+    } catch (err) {
+      throw fromKafkaError(err, 'cannot describe the cluster');
+    }
   }
 
   async writer(transactionalId: string): Promise<TransactionalWriter> {
@@ -187,5 +227,10 @@ export function createKafkaBus(options: KafkaBusOptions): LogBus {
     throw invalidArgument('brokers must be a non-empty list of host:port strings');
   }
   if (typeof options.clientId !== 'string' || options.clientId === '') throw invalidArgument('clientId must be a non-empty string');
+  const sasl = options.security?.sasl;
+  if (sasl !== undefined && (!['scram-sha-256', 'scram-sha-512'].includes(sasl.mechanism) || sasl.username === '' || sasl.password === '')) {
+    throw invalidArgument('sasl needs a mechanism scram-sha-256 or scram-sha-512, a username and a password');
+  }
+  if (options.security?.ssl !== undefined && options.security.ssl.ca === '') throw invalidArgument('ssl needs the CA certificate (PEM)');
   return new KafkajsBus(options);
 }

@@ -41,7 +41,22 @@ const DENIED_TYPES: ReadonlySet<string> = new Set([
   'SASL_AUTHENTICATION_FAILED',
 ]);
 
+/** Certificate checks Node's TLS failed: the configured CA (or client certificate) does not fit the cluster. */
+const TLS_CERTIFICATE_CODES: ReadonlySet<string> = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
 interface ErrorLike {
+  readonly name?: unknown;
+  readonly code?: unknown;
   readonly type?: unknown;
   readonly message?: unknown;
   readonly cause?: unknown;
@@ -97,6 +112,15 @@ export function fromKafkaError(error: unknown, action: string): BusError {
   const types = protocolErrorTypes(error);
   const detail = error instanceof Error ? error.message : String(error);
   const message = `${action}: ${detail}`;
+  const tree = errorTree(error);
+  // Wrong credentials or a CA that does not fit: retrying will not help; an operator must fix the configuration.
+  if (tree.some((e) => e.name === 'KafkaJSSASLAuthenticationError')) {
+    return new OperationalError(OperationalCode.BAD_CONFIGURATION, `${message} (SASL authentication failed)`, { cause: error });
+  }
+  const certificate = tree.find((e) => typeof e.code === 'string' && TLS_CERTIFICATE_CODES.has(e.code));
+  if (certificate !== undefined) {
+    return new OperationalError(OperationalCode.BAD_CONFIGURATION, `${message} (TLS: ${String(certificate.code)})`, { cause: error });
+  }
   for (const type of types) {
     if (REJECTED_REQUEST_TYPES.has(type)) return new OperationalError(OperationalCode.BAD_ARGUMENT, `${message} (${type})`, { cause: error });
     if (DENIED_TYPES.has(type)) return new OperationalError(OperationalCode.BAD_CONFIGURATION, `${message} (${type})`, { cause: error });

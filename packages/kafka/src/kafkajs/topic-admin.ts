@@ -1,4 +1,5 @@
 import type { Admin, ITopicConfig } from 'kafkajs';
+import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { integrityFailure, invalidArgument } from '../errors.js';
 import type { TopicSpec } from '../log-bus.js';
 import { fromKafkaError } from './errors.js';
@@ -48,15 +49,34 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
     throw fromKafkaError(err, 'cannot create topics');
   }
 
-  const counts = await partitionCounts(admin, specs.map((spec) => spec.name));
+  const shapes = await topicShapes(admin, specs.map((spec) => spec.name));
   const problems: string[] = [];
+  const weaker: string[] = [];
   for (const spec of specs) {
-    const count = counts.get(spec.name);
-    if (count !== spec.partitions) problems.push(`${spec.name} has ${count ?? 'no'} partitions, the ledger needs ${spec.partitions}`);
+    const shape = shapes.get(spec.name);
+    if (shape?.partitions !== spec.partitions) problems.push(`${spec.name} has ${shape?.partitions ?? 'no'} partitions, the ledger needs ${spec.partitions}`);
+    if (shape !== undefined && spec.replicationFactor !== undefined && shape.replicas < spec.replicationFactor) {
+      weaker.push(`topic ${spec.name}: replication factor ${shape.replicas} found, ${spec.replicationFactor} required`);
+    }
   }
-  problems.push(...(await settingMismatches(admin, specs)));
+  const settings = await settingMismatches(admin, specs);
+  problems.push(...settings.problems);
+  weaker.push(...settings.weaker);
   if (problems.length > 0) throw integrityFailure(`topics do not match the ledger's configuration: ${problems.join('; ')}`);
-  return counts;
+  if (weaker.length > 0) {
+    throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `topics are less durable than this deployment requires (fix them with kafka-configs / kafka-reassign-partitions, or choose the deployment they were made for): ${weaker.join('; ')}`);
+  }
+  return new Map([...shapes].map(([name, shape]) => [name, shape.partitions]));
+}
+
+/** Partition count and the smallest replica count over the partitions of each topic. */
+async function topicShapes(admin: Admin, topics: readonly string[]): Promise<Map<string, { partitions: number; replicas: number }>> {
+  try {
+    const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
+    return new Map(metadata.map((topic) => [topic.name, { partitions: topic.partitions.length, replicas: Math.min(...topic.partitions.map((p) => p.replicas.length)) }]));
+  } catch (err) {
+    throw fromKafkaError(err, `cannot read the metadata of ${topics.join(', ')}`);
+  }
 }
 
 /** Partition counts of `topics` as the cluster's metadata has them. */
@@ -70,13 +90,34 @@ export async function partitionCounts(admin: Admin, topics: readonly string[]): 
 }
 
 /**
+ * An existing value of a durability setting that is weaker than `wanted`, as
+ * a message, or undefined when it is as strong or stronger. Values compared
+ * are Kafka's strings.
+ */
+function weakerDurability(topic: string, name: string, actual: string | undefined, wanted: string): string | undefined {
+  if (name === 'min.insync.replicas') {
+    const found = Number(actual);
+    if (actual === undefined || !Number.isSafeInteger(found) || found < Number(wanted)) return `topic ${topic}: min.insync.replicas ${actual ?? '(unset)'} found, at least ${wanted} required`;
+    return undefined;
+  }
+  if (name === 'unclean.leader.election.enable' && wanted === 'false' && actual !== 'false') {
+    return `topic ${topic}: unclean.leader.election.enable ${actual ?? '(unset)'} found, false required`;
+  }
+  return undefined;
+}
+
+const DURABILITY_SETTINGS: ReadonlySet<string> = new Set(['min.insync.replicas', 'unclean.leader.election.enable']);
+
+/**
  * Listed settings whose value on the cluster differs. A ledger topic whose
  * retention someone shortened loses history, so it is refused like a wrong
- * partition count; settings the spec does not list are not looked at.
+ * partition count (`problems`); a durability setting weaker than listed goes
+ * to `weaker`, a stronger one is accepted. Settings the spec does not list
+ * are not looked at.
  */
-async function settingMismatches(admin: Admin, specs: readonly TopicSpec[]): Promise<string[]> {
+async function settingMismatches(admin: Admin, specs: readonly TopicSpec[]): Promise<{ problems: string[]; weaker: string[] }> {
   const withSettings = specs.filter((spec) => Object.keys(spec.config ?? {}).length > 0);
-  if (withSettings.length === 0) return [];
+  if (withSettings.length === 0) return { problems: [], weaker: [] };
   let described: Awaited<ReturnType<Admin['describeConfigs']>>;
   try {
     described = await admin.describeConfigs({
@@ -87,14 +128,18 @@ async function settingMismatches(admin: Admin, specs: readonly TopicSpec[]): Pro
     throw fromKafkaError(err, 'cannot read topic settings');
   }
   const problems: string[] = [];
+  const weaker: string[] = [];
   for (const spec of withSettings) {
     const resource = described.resources.find((r) => r.resourceName === spec.name);
     for (const [name, wanted] of Object.entries(spec.config ?? {})) {
       const actual = resource?.configEntries.find((entry) => entry.configName === name)?.configValue;
-      if (actual !== wanted) problems.push(`${spec.name} has ${name}=${actual ?? '(unset)'}, the ledger needs ${wanted}`);
+      if (DURABILITY_SETTINGS.has(name)) {
+        const weak = weakerDurability(spec.name, name, actual, wanted);
+        if (weak !== undefined) weaker.push(weak);
+      } else if (actual !== wanted) problems.push(`${spec.name} has ${name}=${actual ?? '(unset)'}, the ledger needs ${wanted}`);
     }
   }
-  return problems;
+  return { problems, weaker };
 }
 
 /** Per partition, the last stable offset (see `partitionBounds` in range-reader.ts for why it is the LSO). */

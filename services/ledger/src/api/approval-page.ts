@@ -1,17 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Hash } from '@agent-ledger/core';
 import type { SqlPool } from '@agent-ledger/store';
 import type { LogIndex } from './log-index.js';
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { badArgument, errorBody, notFound } from './errors.js';
+import { forbidden, holdsRole, type Reader } from './read-auth.js';
 
 /** What the approval routes need from the API process. */
 export interface ApprovalRouteDeps {
   readonly pool: SqlPool;
   readonly logIndex: LogIndex;
+  /** The authenticated reader of a request. */
+  readonly readerOf: (req: FastifyRequest) => Reader;
+  /** FORBIDDEN unless the reader may read about the proposal (its agent, an approver asked about it, an admin). */
+  readonly checkProposalReader: (reader: Reader, proposal: string, agentId: string) => Promise<void>;
 }
 
 /**
@@ -106,7 +111,7 @@ async function entryWhenIndexed(logIndex: LogIndex, partition: number, index: nu
  *   allow-list of static files.
  */
 export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRouteDeps): void {
-  registerPendingStream(app, deps.pool);
+  registerPendingStream(app, deps.pool, deps.readerOf);
   const files = staticFiles();
   for (const [route, file] of files) {
     app.get(route, async (_req, reply) => reply.headers(SECURITY_HEADERS).type(file.type).send(file.bytes));
@@ -116,13 +121,14 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRoute
     const proposalHash = req.params.hash; // untrusted
     if (!Hash.safeParse(proposalHash).success) throw badArgument('proposal must be a 64-hex statement hash');
     const found = await deps.pool.query(
-      `SELECT partition, index, tier, risk, status FROM proposals WHERE proposal_hash = $1`,
+      `SELECT partition, index, tier, risk, status, agent_id FROM proposals WHERE proposal_hash = $1`,
       [proposalHash],
     );
     const row = found.rows[0] as Record<string, unknown> | undefined;
     if (row === undefined) {
       return reply.code(404).send(errorBody(notFound('no such proposal on the log', true)));
     }
+    await deps.checkProposalReader(deps.readerOf(req), proposalHash, String(row['agent_id']));
     const proposal: ProposalLocation = {
       partition: Number(row['partition']),
       index: Number(row['index']),
@@ -164,7 +170,7 @@ const MAX_STREAMS = 256;
  * one more approver, or timed out). One poller serves every open stream: one
  * query a second while any page is open, none otherwise.
  */
-function registerPendingStream(app: FastifyInstance, pool: SqlPool): void {
+function registerPendingStream(app: FastifyInstance, pool: SqlPool, readerOf: (req: FastifyRequest) => Reader): void {
   const streams = new Set<(event: string) => void>();
   let last = '';
   let poller: NodeJS.Timeout | undefined;
@@ -201,6 +207,7 @@ function registerPendingStream(app: FastifyInstance, pool: SqlPool): void {
     for (const send of streams) send('');
   });
   app.get('/v1/pending/stream', async (req, reply) => {
+    if (!holdsRole(readerOf(req), ['approver'])) throw forbidden('the pending queue is read by approvers and admins');
     if (streams.size >= MAX_STREAMS) return reply.code(503).send(errorBody(new OperationalError(OperationalCode.UNAVAILABLE, 'too many live streams open', { retryable: true })));
     reply.hijack();
     const raw = reply.raw;

@@ -27,6 +27,8 @@ const OPERATIONAL_STATUS: Record<OperationalCode, number> = {
   BAD_ARGUMENT: 400,
   NOT_FOUND: 404,
   CLIENT_TIMEOUT: 504,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
 };
 
 /** What the API answers with: a refusal (LedgerError) or an operational error. */

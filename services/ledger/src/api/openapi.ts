@@ -50,7 +50,7 @@ const common = { '400': error('BAD_ARGUMENT: a path or query value is malformed,
  * test/src/openapi.int.test.ts.
  */
 export function openApiDocument(): Record<string, unknown> {
-  return {
+  return withReadAuth({
     openapi: '3.1.0',
     info: { title: 'agent-ledger API', version: '1.0.0', description: 'Signed, hash-chained audit ledger and action firewall for AI agents.', license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
     servers: [{ url: '/', description: 'this installation' }],
@@ -236,5 +236,36 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
     },
+  });
+}
+
+/** Operations anyone may call: health, the trust document, this document, the landing page, statement submission (each statement carries its signatures). */
+const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set(['getHealth', 'getReadiness', 'getTrust', 'getOpenApiDocument', 'getLandingPage', 'submitStatement']);
+
+/**
+ * Declares the signed-read scheme (docs/http.md "Signed reads") and, on every
+ * other operation, its 401 and 403 answers; `/metrics` also takes the
+ * scraper's bearer token.
+ */
+function withReadAuth(document: Record<string, unknown>): Record<string, unknown> {
+  const components = document['components'] as Record<string, unknown>;
+  components['securitySchemes'] = {
+    ledgerRead: { type: 'apiKey', in: 'header', name: 'authorization', description: 'Ledger-Ed25519 keyId=<64 hex>,ts=<unix ms>,nonce=<32 hex>,sig=<base64>: an Ed25519 signature by a registered, unrevoked key over "agent-ledger/read/v1\\n" + METHOD + "\\n" + path with query + "\\n" + ts + "\\n" + nonce + "\\n" + hex SHA-256 of the body (empty for none); ts within 30 s, each signature accepted once' },
+    metricsToken: { type: 'http', scheme: 'bearer', description: 'the scraper token of api.metricsTokenFile (/metrics only)' },
   };
+  for (const item of Object.values(document['paths'] as Record<string, Record<string, Record<string, unknown>>>)) {
+    for (const operation of Object.values(item)) {
+      if (PUBLIC_OPERATIONS.has(String(operation['operationId']))) {
+        operation['security'] = [];
+        continue;
+      }
+      operation['security'] = operation['operationId'] === 'getMetrics' ? [{ ledgerRead: [] }, { metricsToken: [] }] : [{ ledgerRead: [] }];
+      operation['responses'] = {
+        ...(operation['responses'] as Record<string, unknown>),
+        '401': error('UNAUTHENTICATED: no read signature, or a stale, replayed or bad one, or an unknown or revoked key'),
+        '403': error("FORBIDDEN: outside the principal's role (another agent's proposal, decision or receipt; exports without the admin role)"),
+      };
+    }
+  }
+  return document;
 }

@@ -44,6 +44,7 @@ import { REFUSED_DETAIL_HEADER, REFUSED_HEADER } from '../sequencer/partition-se
 import { lineLogger, loggerFor } from '../logging.js';
 import { OperatorMetrics, collectProcessMetrics } from './operator-metrics.js';
 import { registerDashboardRoutes } from './web/dashboard.js';
+import { ReadAuthenticator, forbidden, holdsRole, principalOf, readsEverything, type ReadAuthMode, type Reader } from './read-auth.js';
 
 /** What the API needs from the rest of the process. */
 export interface ApiDeps {
@@ -73,8 +74,26 @@ export interface ApiDeps {
   readonly refusalRecordLimit?: RateSettings;
   /** Longest wait of an accepted statement for the sequencer before new ones are refused with UNAVAILABLE (default: a third of the freshness window, at most 30 s). */
   readonly maxBacklogMs?: number;
+  /** How reads are authenticated (default `signed`: each read signed by a registered key, answered within its role). */
+  readonly readAuth?: ReadAuthMode;
+  /** A bearer token `/metrics` also accepts (a Prometheus scraper holds no ledger key). */
+  readonly metricsToken?: string;
+  /** The API's certificate and private key (PEM): it then serves https only. */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
   readonly log?: (message: string) => void;
 }
+
+/**
+ * Routes anyone who reaches the port may call: health, the trust document a
+ * client bootstraps from, the API description, the landing page, the
+ * approval page's static files, and statement submission (each statement
+ * carries its own signatures). Every other route needs a signed read.
+ */
+function isPublicRoute(method: string, route: string): boolean {
+  if (method === 'POST' && route === '/v1/statements') return true;
+  return PUBLIC_GET.has(route) || route === '/approve' || route.startsWith('/approve/');
+}
+const PUBLIC_GET: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/v1/trust', '/openapi.json', '/', '/dashboard.css']);
 
 const BODY_LIMIT = 256 * 1024;
 const MAX_WAIT_MS = 60_000;
@@ -114,7 +133,7 @@ const FASTIFY_ERRORS: Readonly<Record<string, { status: number; error: () => Api
  * rejection); refusals of signed statements are published too, marked, so
  * the sequencer records them as `intake.rejected`.
  */
-export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; close: () => Promise<void>; tracker: StatementTracker }> {
+export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; close: () => Promise<void>; tracker: StatementTracker; tls: boolean }> {
   const registry = deps.registry ?? new Registry();
   if (deps.registry === undefined) collectProcessMetrics(registry);
   const requestLog = loggerFor('api');
@@ -144,8 +163,24 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   // One limiter for unauthenticated refusals: each sender address, and '*' for all of them together.
   const anonymousBudget = new RateLimiter(deps.refusalRecordLimit ?? DEFAULT_REFUSAL_RECORD_LIMIT);
   const hosts = new HostAllowList(deps.allowedHosts ?? []);
+  const readAuth = deps.readAuth ?? 'signed';
+  if (readAuth === 'open') log('api: WARNING: readAuth is open: anyone who reaches the port reads the whole log, every proposal, the approval queue and /metrics');
+  const authenticator = new ReadAuthenticator(deps.follower, deps.metricsToken === undefined ? {} : { metricsToken: deps.metricsToken });
+  const readers = new WeakMap<FastifyRequest, Reader>();
+  /** The reader a route's handler answers (set by the authentication hook); unset, nobody proven: it reads nothing (fail closed). */
+  const readerOf = (req: FastifyRequest): Reader => readers.get(req) ?? { kind: 'anonymous' };
+  /** Statement authors this API accepted or refused, by statement id (who may read a statement's status). */
+  const authors = new Map<string, string>();
+  const rememberAuthor = (id: string, principal: string): void => {
+    authors.set(id, principal);
+    if (authors.size > 100_000) {
+      const oldest = authors.keys().next();
+      if (oldest.done !== true) authors.delete(oldest.value);
+    }
+  };
 
   const app = Fastify({
+    ...(deps.tls === undefined ? {} : { https: { cert: deps.tls.cert, key: deps.tls.key } }),
     bodyLimit: BODY_LIMIT,
     logger: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -198,6 +233,23 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     const encoding = req.headers['content-encoding'];
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
       return fail(reply, badArgument(`content encoding ${JSON.stringify(encoding.slice(0, 40))} is not accepted: send the body uncompressed`), 415);
+    }
+    return undefined;
+  });
+  // Every read but the public ones: a signature by a registered, unrevoked key, fresh and never seen before.
+  app.addHook('onRequest', async (req, reply) => {
+    const route = req.routeOptions.url;
+    if (route === undefined || isPublicRoute(req.method, route)) return undefined;
+    if (readAuth === 'open') {
+      readers.set(req, { kind: 'open' });
+      return undefined;
+    }
+    try {
+      const header = req.headers.authorization;
+      readers.set(req, authenticator.authenticate(req.method, req.url, header, '', { allowMetricsToken: route === '/metrics' }));
+    } catch (err) {
+      if (err instanceof OperationalError) return fail(reply, err);
+      throw err;
     }
     return undefined;
   });
@@ -255,6 +307,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   async function record(raw: Buffer, envelope: Envelope, err: LedgerError): Promise<void> {
     const statement = envelope.statement;
     tracker.refused(statement.id, err.code, err.message);
+    rememberAuthor(statement.id, statement.author.principal);
     if (!recordBudget.take(statement.author.principal, Date.now())) {
       unrecorded.inc({ reason: 'budget' });
       return;
@@ -377,6 +430,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     const partition = partitionOf(statement, deps.eventPartitions);
     const inputHash = createHash('sha256').update(raw).digest('hex');
     tracker.accepted(statement.id, inputHash, now);
+    rememberAuthor(statement.id, statement.author.principal);
     try {
       await deps.bus.publish([{ topic: deps.topics.intake, partition, key: (statement.body as { agentId?: string }).agentId ?? null, value: raw }]);
     } catch (err) {
@@ -404,6 +458,13 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     // This process's own record first (pending, refused, rejected), else the projection (any API process, any age).
     const status = tracker.status(id) ?? (await sequencedStatus(deps.pool, id));
     if (status === undefined) throw notFound(`statement ${id} is not on the log, and this API did not accept or refuse it (or no longer keeps its outcome)`);
+    const reader = readerOf(req);
+    if (!readsEverything(reader)) {
+      // Its author reads a statement's status: known from this API's own record, else from the admitted entry.
+      let author = authors.get(id);
+      if (author === undefined && status.status === 'admitted') author = authorOf(await deps.logIndex.entryText(status.partition, status.index));
+      if (author === undefined || author !== principalOf(reader)) throw forbidden(`statement ${id} is not ${principalOf(reader) ?? 'yours'}'s`);
+    }
     return { id, ...status };
   });
 
@@ -437,6 +498,8 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       waitSeconds.observe((Date.now() - started) / 1000);
     }
     if (decision === null) return reply.code(202).send({ proposal, decision: null });
+    // Nothing is said about a decision before it is known to be the reader's: its agent's, an approver's asked about it, or an admin's.
+    await checkProposalReader(readerOf(req), proposal, decision.agentId);
     // The signed entry itself, so the client verifies the decision rather than trusting this server.
     let text = await deps.logIndex.entryText(decision.partition, decision.index);
     for (let tries = 0; text === undefined && tries < 100; tries++) {
@@ -449,6 +512,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
 
   // Paper trails. An unknown grant or decision is NOT_FOUND (404), retryable: the projection may not have it yet.
   app.get<{ Params: { grantId: string }; Querystring: { limit?: string } }>('/v1/grants/:grantId/trail', async (req) => {
+    requireEverything(readerOf(req), 'a grant trail');
     const grantId = checkGrantId(req.params.grantId);
     const decisionLimit = Math.min(parseLimit(req.query.limit ?? String(TRAIL_DECISIONS)), MAX_QUERY_LIMIT);
     const trail = await grantTrail(deps.pool, grantId, { decisionLimit });
@@ -456,30 +520,45 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     return trail;
   });
   app.get<{ Params: { proposal: string } }>('/v1/decisions/:proposal/trail', async (req) => {
+    requireEverything(readerOf(req), 'a decision trail');
     const proposal = req.params.proposal;
     if (!Hash.safeParse(proposal).success) throw badArgument('proposal must be a 64-hex statement hash');
     const trail = await decisionTrail(deps.pool, proposal);
     if (trail === null) throw notFound(`no final decision about proposal ${proposal} in the projection`, true);
     return { proposal, ...trail };
   });
-  app.get<{ Querystring: { limit?: string } }>('/v1/pending', async (req) => ({ pending: await listPending(deps.pool, { limit: Math.min(parseLimit(req.query.limit ?? '100'), 1000) }) }));
-  app.get<{ Querystring: { agentId?: string } }>('/v1/grants', async (req) => ({ grants: await listGrants(deps.pool, req.query.agentId === undefined ? {} : { agentId: checkAgentId(req.query.agentId) as string }) }));
-  app.get('/v1/refusals/metrics', async () => ({ metrics: await refusalMetrics(deps.pool, {}) }));
-  app.get<{ Querystring: { agentId?: string; limit?: string } }>('/v1/enforcement', async (req) => ({
-    records: await enforcementRecords(deps.pool, { ...(req.query.agentId === undefined ? {} : { agentId: checkAgentId(req.query.agentId) as string }), limit: Math.min(parseLimit(req.query.limit ?? '100'), 1000) }),
-  }));
+  app.get<{ Querystring: { limit?: string } }>('/v1/pending', async (req) => {
+    if (!holdsRole(readerOf(req), ['approver'])) throw forbidden('the pending queue is read by approvers and admins');
+    return { pending: await listPending(deps.pool, { limit: Math.min(parseLimit(req.query.limit ?? '100'), 1000) }) };
+  });
+  app.get<{ Querystring: { agentId?: string } }>('/v1/grants', async (req) => {
+    requireOwnAgent(readerOf(req), req.query.agentId, 'the grant table');
+    return { grants: await listGrants(deps.pool, req.query.agentId === undefined ? {} : { agentId: checkAgentId(req.query.agentId) as string }) };
+  });
+  app.get('/v1/refusals/metrics', async (req) => {
+    requireEverything(readerOf(req), 'refusal metrics');
+    return { metrics: await refusalMetrics(deps.pool, {}) };
+  });
+  app.get<{ Querystring: { agentId?: string; limit?: string } }>('/v1/enforcement', async (req) => {
+    requireOwnAgent(readerOf(req), req.query.agentId, 'enforcement records');
+    return { records: await enforcementRecords(deps.pool, { ...(req.query.agentId === undefined ? {} : { agentId: checkAgentId(req.query.agentId) as string }), limit: Math.min(parseLimit(req.query.limit ?? '100'), 1000) }) };
+  });
   app.get<{ Querystring: { partition?: string } }>('/v1/checkpoints/latest', async (req, reply) => {
     const partition = parseWholeNumber(req.query.partition ?? '0', 'partition');
     const latest = deps.logIndex.latestCheckpoint(partition);
     if (latest === undefined) return fail(reply, notFound(`no checkpoint yet for partition ${partition}`, true));
     return { partition, size: latest.size, note: latest.note };
   });
-  registerTrustRoutes(app, { follower: deps.follower, logIndex: deps.logIndex });
+  registerTrustRoutes(app, { follower: deps.follower, logIndex: deps.logIndex, readerOf });
   app.get<{ Querystring: { partition?: string; from?: string; to?: string } }>('/v1/consistency', async (req) => {
     const partition = parseWholeNumber(req.query.partition ?? '0', 'partition');
     return deps.logIndex.consistency(partition, parseWholeNumber(req.query.from ?? '0', 'from'), req.query.to === undefined ? undefined : parseWholeNumber(req.query.to, 'to'));
   });
-  app.get('/metrics', async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  app.get('/metrics', async (req, reply) => {
+    const reader = readerOf(req);
+    if (reader.kind !== 'metrics-token' && !readsEverything(reader)) throw forbidden('/metrics is read by admins and the configured scraper token');
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
   app.get('/healthz', async (_req, reply) => {
     const health = await deps.health();
     return reply.code(health.ok ? 200 : 503).send(health);
@@ -504,21 +583,62 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       const down = Object.entries(checks).filter(([, c]) => !c.up).map(([name, c]) => `${name}: ${c.error ?? 'down'}`);
       return reply.code(503).send({ ready: false, checks, error: { code: OperationalCode.UNAVAILABLE, message: down.join('; '), retryable: true } });
     }
-    return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [], checks, pendingStatements: tracker.pendingCount, ...deps.readyDetail?.() });
+    return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [], readAuth, checks, pendingStatements: tracker.pendingCount, ...deps.readyDetail?.() });
   });
   app.get('/openapi.json', async () => openApiDocument());
-  registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex });
-  registerDashboardRoutes(app, { pool: deps.pool, metrics: operatorMetrics, origin: deps.origin, health: deps.health });
+  registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex, readerOf, checkProposalReader });
+  registerDashboardRoutes(app, { pool: deps.pool, metrics: operatorMetrics, origin: deps.origin, health: deps.health, readerOf });
+
+  /**
+   * Who may read about a proposal: an admin, the agent that proposed it, or
+   * an approver when the proposal was put to humans (a confirmation request
+   * names it). Anyone else: FORBIDDEN.
+   */
+  async function checkProposalReader(reader: Reader, proposal: string, agentId: string): Promise<void> {
+    if (readsEverything(reader)) return;
+    if (reader.kind === 'principal') {
+      if (reader.roles.includes('agent') && agentId === reader.principal) return;
+      if (reader.roles.includes('approver')) {
+        const asked = await deps.pool.query('SELECT 1 FROM pending_approvals WHERE proposal_hash = $1 LIMIT 1', [proposal]);
+        if ((asked.rowCount ?? 0) > 0) return;
+      }
+    }
+    throw forbidden(`proposal ${proposal.slice(0, 16)} is not ${principalOf(reader) ?? 'the reader'}'s to read`);
+  }
 
   return {
     app,
     tracker,
+    tls: deps.tls !== undefined,
     close: async () => {
       clearInterval(expiry);
       await app.close();
       await listener.stop();
     },
   };
+}
+
+/** Exports (trails, the grant table, refusal metrics): admins only. */
+function requireEverything(reader: Reader, what: string): void {
+  if (!readsEverything(reader)) throw forbidden(`${what} is read by admins only`);
+}
+
+/** A listing an agent may read for itself (`?agentId=` its own principal); admins read all of it. */
+function requireOwnAgent(reader: Reader, agentId: string | undefined, what: string): void {
+  if (readsEverything(reader)) return;
+  if (reader.kind === 'principal' && reader.roles.includes('agent') && agentId === reader.principal) return;
+  throw forbidden(`${what} is read by admins, or by an agent for itself (?agentId=its own principal)`);
+}
+
+/** The author of a log entry (its JSON text), if it parses. */
+export function authorOf(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const author = (JSON.parse(text) as { envelope?: { statement?: { author?: { principal?: unknown } } } }).envelope?.statement?.author?.principal;
+    return typeof author === 'string' ? author : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A grant id from a path (untrusted): what `grant.proposed` allows, 1 to 256 characters. */

@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { buildTrust, type RegistrationProof } from '@agent-ledger/client';
 import type { Entry } from '@agent-ledger/core';
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { LogIndex } from './log-index.js';
 import { badArgument, notFound } from './errors.js';
+import { forbidden, principalOf, readsEverything, type Reader } from './read-auth.js';
 
 /** Longest a receipt request waits for the checkpoint that covers its entry. */
 const MAX_RECEIPT_WAIT_MS = 30_000;
@@ -17,7 +18,7 @@ const MAX_RECEIPT_WAIT_MS = 30_000;
  * serves an entry's receipt (SPEC.md section 10), waiting up to `waitMs` for
  * the checkpoint that covers it.
  */
-export function registerTrustRoutes(app: FastifyInstance, deps: { readonly follower: AuthorityFollower; readonly logIndex: LogIndex }): void {
+export function registerTrustRoutes(app: FastifyInstance, deps: { readonly follower: AuthorityFollower; readonly logIndex: LogIndex; readonly readerOf: (req: FastifyRequest) => Reader }): void {
   app.get('/v1/trust', async () => {
     const text = await deps.logIndex.entryText(0, 0);
     const { state, size } = deps.follower.current();
@@ -47,7 +48,10 @@ export function registerTrustRoutes(app: FastifyInstance, deps: { readonly follo
     const deadline = Date.now() + waitMs;
     for (;;) {
       const receipt = await deps.logIndex.receipt(partition, index);
-      if (receipt !== undefined) return receipt;
+      if (receipt !== undefined) {
+        checkEntryReader(deps.readerOf(req), receipt.entry, partition, index);
+        return receipt;
+      }
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
       // The checkpoint and the entries arrive on two subscriptions: once the checkpoint is in, the tree follows shortly.
@@ -56,6 +60,19 @@ export function registerTrustRoutes(app: FastifyInstance, deps: { readonly follo
     }
     throw notFound('no checkpointed entry at that position yet', true);
   });
+}
+
+/**
+ * Who may read an entry's receipt: an admin, or the principal the entry is
+ * about (its author, or the agent its body names). Checked once the entry is
+ * found, so nothing about an entry is said to anyone else.
+ */
+function checkEntryReader(reader: Reader, entry: unknown, partition: number, index: number): void {
+  if (readsEverything(reader)) return;
+  const statement = (entry as { envelope?: { statement?: { author?: { principal?: unknown }; body?: { agentId?: unknown } } } } | null)?.envelope?.statement;
+  const principal = principalOf(reader);
+  if (principal !== undefined && (statement?.author?.principal === principal || statement?.body?.agentId === principal)) return;
+  throw forbidden(`entry ${partition}/${index} is not about ${principal ?? 'the reader'}`);
 }
 
 function wholeNumber(text: string, name: string): number {

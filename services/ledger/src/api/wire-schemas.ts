@@ -106,6 +106,8 @@ export const ReadySchema = z.object({
   ready: z.boolean(),
   origin: z.string().optional(),
   rootKeys: z.array(z.string()).optional(),
+  /** How reads are authenticated: `signed`, or `open` (anyone who reaches the port reads everything). */
+  readAuth: z.enum(['signed', 'open']).optional(),
   checks: z.record(z.string(), z.object({ up: z.boolean(), error: z.string().optional() })),
   pendingStatements: z.number().int().optional(),
 });

@@ -17,6 +17,7 @@ import {
 import { Exit } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
 import { readKeyFile } from '../keys.js';
+import { apiFetch } from '../api-fetch.js';
 import { checkApiUrl } from './http.js';
 
 /** Options every admin command shares. */
@@ -115,17 +116,17 @@ export function writeEnvelopeFile(path: string, envelope: Envelope): void {
 
 /** Submits through the API: the statement hash and status, or the API's refusal / an operational error. */
 export function submit(baseUrl: string, envelope: Envelope): Promise<Submitted> {
-  return submitEnvelope(baseUrl, envelope);
+  return submitEnvelope(baseUrl, envelope, { fetch: apiFetch() });
 }
 
 /**
  * Waits until the sequencer has judged a submitted statement
- * (`GET /v1/statements/:id`, at most 30 s: then CLIENT_TIMEOUT): its ledger
+ * (`GET /v1/statements/:id`, read as `reader`, at most 30 s: then CLIENT_TIMEOUT): its ledger
  * position when admitted; its rejection as a LedgerError with the code the
  * sequencer recorded.
  */
-export async function awaitAdmitted(baseUrl: string, submitted: Submitted): Promise<{ partition: number; index: number }> {
-  const outcome = await awaitStatement(baseUrl, submitted.id, 30_000);
+export async function awaitAdmitted(baseUrl: string, submitted: Submitted, reader: Signer): Promise<{ partition: number; index: number }> {
+  const outcome = await awaitStatement(baseUrl, submitted.id, 30_000, { fetch: apiFetch(), signer: reader });
   if (outcome.status !== 'admitted') {
     const where = outcome.status === 'rejected' ? ` (intake.rejected at ${outcome.partition}/${outcome.index})` : '';
     throw new LedgerError(outcome.code, `${outcome.status} by the ${outcome.status === 'rejected' ? 'sequencer' : 'API'}: ${outcome.detail}${where}`);

@@ -16,6 +16,7 @@ import {
 import { Exit, UsageError } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
 import { getOk } from './http.js';
+import { apiFetch } from '../api-fetch.js';
 
 /** Options of `ledger approve`. */
 export interface ApproveOptions {
@@ -123,13 +124,13 @@ function checkedEntry(value: unknown, what: string): Entry {
  * and the confirmation request must be signed by a service key of the
  * genesis and name that proposal. What is shown is what is approved.
  */
-export async function loadPending(baseUrl: string, serviceKeys: ReadonlySet<string>): Promise<PendingItem[]> {
-  const body = await getOk(`${baseUrl}/v1/pending?limit=1000`, 'GET /v1/pending');
+export async function loadPending(baseUrl: string, serviceKeys: ReadonlySet<string>, reader: Signer): Promise<PendingItem[]> {
+  const body = await getOk(`${baseUrl}/v1/pending?limit=1000`, 'GET /v1/pending', reader);
   const rows = (body as { pending?: PendingRow[] }).pending ?? [];
   const items: PendingItem[] = [];
   for (const row of rows) {
     if (row.status !== 'pending') continue;
-    const detail = await getOk(`${baseUrl}/v1/proposals/${row.proposalHash}`, `GET /v1/proposals/${row.proposalHash.slice(0, 16)}`);
+    const detail = await getOk(`${baseUrl}/v1/proposals/${row.proposalHash}`, `GET /v1/proposals/${row.proposalHash.slice(0, 16)}`, reader);
     const answer = detail as { entry?: unknown; request?: unknown; risk?: number | null };
     const proposal = checkedEntry(answer.entry, 'proposal');
     const statement = proposal.envelope.statement;
@@ -274,7 +275,7 @@ export function countdownScreen(stream: NodeJS.WriteStream): { draw(items: reado
  * (redrawn every second, the queue re-read every two), until the queue is
  * empty or the user interrupts.
  */
-async function liveList(baseUrl: string, serviceKeys: ReadonlySet<string>, first: PendingItem[]): Promise<void> {
+async function liveList(baseUrl: string, serviceKeys: ReadonlySet<string>, first: PendingItem[], reader: Signer): Promise<void> {
   let items = first;
   let stop = false;
   const interrupt = (): void => {
@@ -287,7 +288,7 @@ async function liveList(baseUrl: string, serviceKeys: ReadonlySet<string>, first
       screen.draw(items, Date.now());
       if (items.length === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      if (tick % 2 === 1) items = (await loadPending(baseUrl, serviceKeys)).filter((i) => Date.parse(i.deadline) > Date.now());
+      if (tick % 2 === 1) items = (await loadPending(baseUrl, serviceKeys, reader)).filter((i) => Date.parse(i.deadline) > Date.now());
     }
   } finally {
     screen.done();
@@ -314,7 +315,7 @@ async function requestSession(
     }
     return { status: 'needs_admin', grant };
   }
-  const admin = new LedgerClient({ baseUrl: context.baseUrl, signer: proposer, deciderKeys: [...context.serviceKeys] });
+  const admin = new LedgerClient({ baseUrl: context.baseUrl, signer: proposer, deciderKeys: [...context.serviceKeys], fetch: apiFetch() });
   const proposed = await admin.submit(admin.sign('grant.proposed', grant));
   if (!context.json) {
     process.stdout.write(`  session grant ${grant.grantId} proposed by ${proposer.principal} until ${grant.expiresAt}: statement ${proposed.statementHash}\n  it takes effect only when another admin co-signs it (grant.cosigned naming that statement)\n`);
@@ -346,14 +347,16 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
   const home = LedgerHome.open(options.home);
   const baseUrl = options.api ?? home.apiUrl();
   const serviceKeys = serviceKeysOf(home);
-  const items = await loadPending(baseUrl, serviceKeys);
+  // The approver's key signs the reads too: the API shows the queue to approvers only.
+  const signer = approverKey(home, options.as);
+  const items = await loadPending(baseUrl, serviceKeys, signer);
   const now = Date.now();
 
   if (options.approve === undefined && options.deny === undefined && options.batch !== true) {
     if (options.json === true) {
       process.stdout.write(`${JSON.stringify({ pending: items.map((i) => itemJson(i, now)) })}\n`);
     } else if (process.stdout.isTTY) {
-      await liveList(baseUrl, serviceKeys, items);
+      await liveList(baseUrl, serviceKeys, items, signer);
     } else {
       const lines = items.length === 0 ? ['nothing is waiting for a human'] : items.flatMap((i) => describe(i, now));
       process.stdout.write(`${lines.join('\n')}\n`);
@@ -361,8 +364,7 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
     return Exit.ok;
   }
 
-  const signer = approverKey(home, options.as);
-  const client = new LedgerClient({ baseUrl, signer, deciderKeys: [...serviceKeys] });
+  const client = new LedgerClient({ baseUrl, signer, deciderKeys: [...serviceKeys], fetch: apiFetch() });
   const verdict: 'approve' | 'deny' = options.deny !== undefined ? 'deny' : 'approve';
   const chosen = options.batch === true
     ? items.filter((i) => i.tier <= (options.maxTier as number) && !i.approvedBy.includes(signer.principal))

@@ -3,10 +3,12 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { canonicalJson, nodeEd25519, verifyEnvelopeSignatures } from '@agent-ledger/core';
-import { createKafkaBus } from '@agent-ledger/kafka';
+import type { LogBus } from '@agent-ledger/kafka';
+import { kafkaBusFor } from '../kafka-client.js';
 import { Exit } from '../cli-error.js';
-import { LedgerHome, LOCAL_PRINCIPALS } from '../home.js';
+import { LedgerHome, LOCAL_PRINCIPALS, apiCaFile } from '../home.js';
 import { topicNames } from '../topics.js';
+import { apiFetch } from '../api-fetch.js';
 
 /** One finding: what was checked, whether it is fine, and what to do when not. */
 export interface Check {
@@ -54,7 +56,13 @@ export async function probeBroker(home: LedgerHome): Promise<Check> {
   if (failures.every((f) => f !== undefined)) {
     return fail('broker', `${brokers}: not reachable (${failures.join(', ')})`, 'start the broker (`bash scripts/kafka.sh start`), or set kafkaBrokers in config.json / LEDGER_KAFKA_BROKERS');
   }
-  const bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: 'ledger-doctor', logLevel: 'nothing' });
+  let bus: LogBus;
+  try {
+    bus = kafkaBusFor(home, 'ledger-doctor', { logLevel: 'nothing' });
+  } catch (err) {
+    // The TLS or SASL settings name a file that cannot be read, or are incomplete.
+    return fail('broker', `${brokers}: ${(err as Error).message}`, 'fix the kafka section of config.json or the LEDGER_KAFKA_* variables');
+  }
   try {
     const ends = await withTimeout(bus.endOffsets(topicNames(home.config.topicPrefix).intake), 'broker');
     return ok('broker', `${brokers} answers; intake has ${ends.size} partitions`);
@@ -90,7 +98,7 @@ export async function probePostgres(home: LedgerHome): Promise<{ check: Check; s
 export async function probeApi(home: LedgerHome, baseUrl = home.apiUrl()): Promise<{ check: Check; ready?: Record<string, unknown>; skewMs?: number }> {
   try {
     const before = Date.now();
-    const response = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(PROBE_MS) });
+    const response = await apiFetch(apiCaFile(home.config))(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(PROBE_MS) });
     const body = (await response.json()) as Record<string, unknown>;
     const date = Date.parse(response.headers.get('date') ?? '');
     const skewMs = Number.isFinite(date) ? date + 500 - (before + Date.now()) / 2 : undefined;

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
-import { EntrySchema, Principal, canonicalJson, createStatement, nodeEd25519, parseStrictJson, statementHash, verifyEnvelopeSignatures, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
+import { EntrySchema, Principal, canonicalJson, createStatement, nodeEd25519, parseStrictJson, statementHash, verifyEnvelopeSignatures, type BodyOf, type Entry, type Envelope, type Signer } from '@agent-ledger/core';
 import type { GrantSummaryBody } from '../api/trail-schema.js';
 import { fetchGrantTrail } from './grants.js';
 import { getJson, getOk } from './http.js';
@@ -135,11 +135,11 @@ export function grantBody(options: GrantProposeOptions, nowMs: number): BodyOf<'
 type GrantEvent = GrantSummaryBody['events'][number];
 
 /** Polls the grant's trail until the statement is on the authority stream (at most 30 s: then CLIENT_TIMEOUT). */
-async function waitForEvent(baseUrl: string, grantId: string, hash: string): Promise<GrantEvent> {
+async function waitForEvent(baseUrl: string, grantId: string, hash: string, reader: Signer): Promise<GrantEvent> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      const trail = await fetchGrantTrail(baseUrl, grantId);
+      const trail = await fetchGrantTrail(baseUrl, grantId, reader);
       const event = [...trail.events, ...trail.parents.flatMap((p) => p.events)].find((e) => e.statementHash === hash);
       if (event !== undefined) return event;
     } catch (err) {
@@ -173,9 +173,10 @@ async function writeGrant(
     };
     const human = [`${what} by ${envelope.statement.author.principal}: statement ${submitted.statementHash} accepted`];
     if (options.wait === true) {
-      const admitted = await awaitAdmitted(baseUrl, submitted);
+      const reader = resolveSigner(options, home);
+      const admitted = await awaitAdmitted(baseUrl, submitted, reader);
       // The projection may trail the log by a moment: the grant's own trail says whether the write took effect.
-      const event = await waitForEvent(baseUrl, grantId, submitted.statementHash);
+      const event = await waitForEvent(baseUrl, grantId, submitted.statementHash, reader);
       Object.assign(report, { status: 'admitted', authorityIndex: admitted.index, tookEffect: event.tookEffect, cosignedBy: event.cosignedBy });
       human.push(`  admitted on the authority stream at #${admitted.index}${event.kind === 'revoked' || event.kind === 'revoked_via_ancestor' ? '' : event.tookEffect ? ' (in force)' : ' (not in force yet)'}`);
     }
@@ -206,8 +207,8 @@ export function grantProposeCommand(options: GrantProposeOptions): Promise<numbe
  * API's projection of it. Undefined while the write is not checkpointed.
  * @throws LedgerError INTEGRITY_FAILURE when the log's statement is not the one the trail names.
  */
-async function signedWrite(baseUrl: string, write: GrantEvent): Promise<BodyOf<'grant.proposed'> | BodyOf<'grant.reauthorized'> | undefined> {
-  const { status, body } = await getJson(`${baseUrl}/v1/receipts/0/${write.authorityIndex}`);
+async function signedWrite(baseUrl: string, write: GrantEvent, reader: Signer): Promise<BodyOf<'grant.proposed'> | BodyOf<'grant.reauthorized'> | undefined> {
+  const { status, body } = await getJson(`${baseUrl}/v1/receipts/0/${write.authorityIndex}`, reader);
   if (status !== 200) return undefined;
   const parsed = EntrySchema.safeParse((body as { entry?: unknown } | null)?.entry);
   if (!parsed.success) throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `authority entry #${write.authorityIndex} is not a ledger entry`);
@@ -231,15 +232,15 @@ export function grantCosignCommand(grantId: string, options: GrantWriteOptions &
     checkGrantId(grantId);
     if (options.write !== undefined && !/^[0-9a-f]{64}$/.test(options.write)) throw badArgument('--write takes the 64-hex statement hash of a grant write');
     const signer = resolveSigner(options, lazyHome(options.home));
-    const trail = await fetchGrantTrail(baseUrl, grantId);
+    const trail = await fetchGrantTrail(baseUrl, grantId, signer);
     const writes = trail.events.filter((e) => (e.kind === 'proposed' || e.kind === 'reauthorized') && (options.write === undefined ? !e.tookEffect : e.statementHash === options.write));
     const write = writes.at(-1);
     if (write === undefined) {
       throw new OperationalError(OperationalCode.NOT_FOUND, options.write === undefined ? `nothing of grant ${grantId} waits for a co-signature` : `grant ${grantId} has no write ${options.write.slice(0, 16)}`);
     }
     // Show what is co-signed from the signed statements themselves when the log has sealed them.
-    const signed = await signedWrite(baseUrl, write);
-    const proposal = write.kind === 'proposed' ? signed : await signedWrite(baseUrl, trail.events.find((e) => e.kind === 'proposed') ?? write);
+    const signed = await signedWrite(baseUrl, write, signer);
+    const proposal = write.kind === 'proposed' ? signed : await signedWrite(baseUrl, trail.events.find((e) => e.kind === 'proposed') ?? write, signer);
     const g = proposal !== undefined && 'actionType' in proposal ? proposal : trail.grant;
     const verified = signed !== undefined && proposal !== undefined && 'actionType' in proposal;
     const envelope = signOne(createStatement('grant.cosigned', { grantId, grant: write.statementHash }, signer), signer);
@@ -271,7 +272,7 @@ export function grantReauthorizeCommand(grantId: string, options: GrantWriteOpti
     if ((options.expiresAt === undefined) === (options.for === undefined)) throw badArgument('give --expires-at INSTANT or --for DURATION (one of them)');
     const expiresAt = options.expiresAt !== undefined ? parseInstant(options.expiresAt, '--expires-at') : new Date(Date.now() + parseDuration(options.for as string, '--for')).toISOString();
     const signer = resolveSigner(options, lazyHome(options.home));
-    const trail = await fetchGrantTrail(baseUrl, grantId);
+    const trail = await fetchGrantTrail(baseUrl, grantId, signer);
     const envelope = signOne(createStatement('grant.reauthorized', { grantId, grant: trail.grant.proposalHash, expiresAt }, signer), signer);
     return { envelope, grantId, what: `grant ${grantId} re-authorised until ${expiresAt} (needs a co-signature)`, extra: { expiresAt } };
   });
@@ -300,7 +301,7 @@ export function grantListCommand(options: AdminOptions & { readonly agent?: stri
     if (options.status !== undefined && !['proposed', 'active', 'revoked'].includes(options.status)) throw badArgument('--status is proposed, active or revoked');
     const baseUrl = apiBase(options, lazyHome(options.home));
     const query = options.agent === undefined ? '' : `?agentId=${encodeURIComponent(options.agent)}`;
-    const body = await getOk(`${baseUrl}/v1/grants${query}`, 'GET /v1/grants');
+    const body = await getOk(`${baseUrl}/v1/grants${query}`, 'GET /v1/grants', resolveSigner(options, lazyHome(options.home)));
     const rows = (body as { grants?: unknown } | null)?.grants;
     if (!Array.isArray(rows)) throw new OperationalError(OperationalCode.INTERNAL, 'GET /v1/grants: the answer holds no grant list');
     const grants = (rows as GrantListRow[]).filter((g) => options.status === undefined || g.status === options.status);

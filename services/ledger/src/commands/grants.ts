@@ -4,6 +4,8 @@ import { Hash } from '@agent-ledger/core';
 import { Exit } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
 import { checkApiUrl, getOk } from './http.js';
+import { lazyHome, resolveSigner } from './admin.js';
+import type { Signer } from '@agent-ledger/core';
 import {
   DecisionTrailSchema,
   GrantTrailSchema,
@@ -20,6 +22,10 @@ export interface GrantsTrailOptions {
   /** A proposal hash: print the grant chain behind its decision instead of a grant's trail. */
   readonly decision?: string;
   readonly json?: boolean;
+  /** The principal whose key signs the read (an admin; default: the installation's first admin key). */
+  readonly as?: string;
+  /** A key file that signs the read instead. */
+  readonly signerKey?: string;
 }
 
 type GrantEvent = GrantSummaryBody['events'][number];
@@ -42,8 +48,8 @@ function checkProposal(proposal: string): string {
  * GRANT_MISSING); an unreachable server, a 5xx or an answer that is not the
  * expected JSON an OperationalError (UNAVAILABLE, INTERNAL).
  */
-async function getTrail<S extends z.ZodType>(url: string, schema: S): Promise<z.infer<S>> {
-  const body = await getOk(url, `GET ${url}`);
+async function getTrail<S extends z.ZodType>(url: string, schema: S, reader: Signer | undefined): Promise<z.infer<S>> {
+  const body = await getOk(url, `GET ${url}`, reader);
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -52,14 +58,14 @@ async function getTrail<S extends z.ZodType>(url: string, schema: S): Promise<z.
   return parsed.data;
 }
 
-/** `GET /v1/grants/:grantId/trail`, checked. */
-export function fetchGrantTrail(baseUrl: string, grantId: string): Promise<GrantTrailBody> {
-  return getTrail(`${baseUrl}/v1/grants/${encodeURIComponent(checkGrantId(grantId))}/trail`, GrantTrailSchema);
+/** `GET /v1/grants/:grantId/trail`, checked; read as `reader` (an admin: trails are exports). */
+export function fetchGrantTrail(baseUrl: string, grantId: string, reader: Signer | undefined): Promise<GrantTrailBody> {
+  return getTrail(`${baseUrl}/v1/grants/${encodeURIComponent(checkGrantId(grantId))}/trail`, GrantTrailSchema, reader);
 }
 
-/** `GET /v1/decisions/:proposal/trail`, checked. */
-export function fetchDecisionTrail(baseUrl: string, proposal: string): Promise<DecisionTrailBody> {
-  return getTrail(`${baseUrl}/v1/decisions/${checkProposal(proposal)}/trail`, DecisionTrailSchema);
+/** `GET /v1/decisions/:proposal/trail`, checked; read as `reader`. */
+export function fetchDecisionTrail(baseUrl: string, proposal: string, reader: Signer | undefined): Promise<DecisionTrailBody> {
+  return getTrail(`${baseUrl}/v1/decisions/${checkProposal(proposal)}/trail`, DecisionTrailSchema, reader);
 }
 
 function plural(n: number, word: string): string {
@@ -165,8 +171,11 @@ export async function grantsTrailCommand(grantId: string | undefined, options: G
   }
   if (grantId !== undefined) checkGrantId(grantId);
   if (options.decision !== undefined) checkProposal(options.decision);
-  const baseUrl = checkApiUrl(options.api ?? LedgerHome.open(options.home).apiUrl());
-  const trail = grantId !== undefined ? await fetchGrantTrail(baseUrl, grantId) : await fetchDecisionTrail(baseUrl, options.decision as string);
+  const home = lazyHome(options.home);
+  const baseUrl = checkApiUrl(options.api ?? home().apiUrl());
+  // Trails are exports: read with an admin's key (--as PRINCIPAL or --signer-key FILE, else the installation's first admin).
+  const reader = resolveSigner(options, home);
+  const trail = grantId !== undefined ? await fetchGrantTrail(baseUrl, grantId, reader) : await fetchDecisionTrail(baseUrl, options.decision as string, reader);
   if (options.json === true) {
     process.stdout.write(`${JSON.stringify(trail)}\n`);
     return Exit.ok;

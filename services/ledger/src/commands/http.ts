@@ -1,5 +1,7 @@
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { apiError, transportError } from '@agent-ledger/client';
+import type { Signer } from '@agent-ledger/core';
+import { readFetch } from '../api-fetch.js';
 
 /** Longest wait for one answer of the API, in ms: then CLIENT_TIMEOUT. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -9,11 +11,12 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * is a retryable OperationalError UNAVAILABLE, a wait that runs out
  * CLIENT_TIMEOUT, and a success answer that is not JSON INTERNAL: none of
  * them a refusal code. The body is untrusted and left to the caller.
+ * Signed by `signer` (a registered key: the API answers reads within its role).
  */
-export async function getJson(url: string): Promise<{ status: number; body: unknown }> {
+export async function getJson(url: string, signer?: Signer): Promise<{ status: number; body: unknown }> {
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    response = await readFetch(signer)(url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   } catch (err) {
     throw transportError(err, `GET ${url}`);
   }
@@ -36,8 +39,8 @@ export async function getJson(url: string): Promise<{ status: number; body: unkn
  * means (a refusal's LedgerError with its ReasonCode, or an OperationalError:
  * 404 NOT_FOUND, 5xx INTERNAL or UNAVAILABLE).
  */
-export async function getOk(url: string, what: string): Promise<unknown> {
-  const { status, body } = await getJson(url);
+export async function getOk(url: string, what: string, signer?: Signer): Promise<unknown> {
+  const { status, body } = await getJson(url, signer);
   if (status !== 200) throw apiError(status, body, what);
   return body;
 }

@@ -68,7 +68,7 @@ async function deliver(options: KeyWriteOptions, envelope: Envelope, what: strin
     Object.assign(report, { id: submitted.id, statementHash: submitted.statementHash, status: 'accepted' });
     human.push(`  submitted: statement ${submitted.statementHash} accepted`);
     if (options.wait === true) {
-      const admitted = await awaitAdmitted(baseUrl, submitted);
+      const admitted = await awaitAdmitted(baseUrl, submitted, resolveSigner(options, lazyHome(options.home)));
       Object.assign(report, { status: 'admitted', authorityIndex: admitted.index });
       human.push(`  admitted on the authority stream at #${admitted.index}`);
     }
@@ -119,7 +119,8 @@ export function keyCosignCommand(file: string, options: KeyWriteOptions): Promis
   return runAdmin(options.json, async () => {
     const envelope = readEnvelopeFile(file);
     const type = envelope.statement.type;
-    if (type !== 'key.registered' && type !== 'key.revoked') throw badArgument(`${file} holds a ${type}, not a key statement`);
+    // A root rotation signed offline (the root keys never touch this machine) is carried here as a file too.
+    if (type !== 'key.registered' && type !== 'key.revoked' && type !== 'root.rotated') throw badArgument(`${file} holds a ${type}, not a key statement or a root rotation`);
     const signer = resolveSigner(options, lazyHome(options.home));
     const signed = addSignature(envelope, signer);
     const out = options.out ?? file;

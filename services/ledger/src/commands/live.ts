@@ -1,10 +1,11 @@
+import { resolve } from 'node:path';
 import { Exit, UsageError } from '../cli-error.js';
 import { drive } from '../demo/drive.js';
 import { LedgerHome, initHome, readGrantPolicy } from '../home.js';
 import { ROLES, serve, type ServeRole } from '../serve.js';
 
 /** `ledger init`: creates the local installation (keys, genesis, trust root, configuration). */
-export function initCommand(options: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; json?: boolean }): number {
+export function initCommand(options: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; rootKeys?: string; json?: boolean }): number {
   const dir = options.home ?? LedgerHome.defaultDir();
   const existed = LedgerHome.exists(dir);
   const home = initHome(dir, {
@@ -13,12 +14,15 @@ export function initCommand(options: { home?: string; origin?: string; partition
     ...(options.topicPrefix === undefined ? {} : { topicPrefix: options.topicPrefix }),
     ...(options.force === undefined ? {} : { force: options.force }),
     ...(options.grantPolicy === undefined ? {} : { grantPolicy: readGrantPolicy(options.grantPolicy) }),
+    ...(options.rootKeys === undefined ? {} : { rootKeysDir: options.rootKeys }),
   });
   const created = !(existed && options.force !== true);
+  const rootKeys = resolve(options.rootKeys ?? LedgerHome.defaultRootKeysDir(dir));
   if (options.json === true) {
-    process.stdout.write(`${JSON.stringify({ ok: true, created, home: home.dir, origin: home.config.origin, trustRoot: `${home.dir}/trust-root.json`, eventPartitions: home.config.eventPartitions, topicPrefix: home.config.topicPrefix, apiUrl: home.apiUrl() })}\n`);
+    process.stdout.write(`${JSON.stringify({ ok: true, created, home: home.dir, origin: home.config.origin, trustRoot: `${home.dir}/trust-root.json`, eventPartitions: home.config.eventPartitions, topicPrefix: home.config.topicPrefix, apiUrl: home.apiUrl(), ...(created ? { rootKeys } : {}) })}\n`);
   } else {
     process.stdout.write(`${created ? 'initialised' : 'using existing'} ledger home ${home.dir} (origin ${home.config.origin}, trust root ${home.dir}/trust-root.json)\n`);
+    if (created) process.stdout.write(`the three root private keys are in ${rootKeys}: move them offline (the installation needs none of them; see README "Access and TLS")\n`);
   }
   return Exit.ok;
 }

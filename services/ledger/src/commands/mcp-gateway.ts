@@ -7,10 +7,11 @@ import { Exit } from '../cli-error.js';
 import { ExecutorConfigSchema, executorClient, readExecutorConfig, type ExecutorConfig } from '../hook/config.js';
 import { flushSpool, spoolFailOpen } from '../hook/spool.js';
 import { FailMode } from '../hook/tool-call.js';
-import { LedgerHome } from '../home.js';
+import { LedgerHome, apiCaFile } from '../home.js';
 import { McpGateway } from '../mcp/gateway.js';
 import { serveGatewayHttp } from '../mcp/http.js';
 import { checkApiUrl } from './http.js';
+import { apiFetch } from '../api-fetch.js';
 
 /** Options of `ledger mcp-gateway`. */
 export interface McpGatewayOptions {
@@ -38,7 +39,7 @@ async function configOf(options: McpGatewayOptions): Promise<ExecutorConfig & { 
   const api = checkApiUrl(options.api ?? home.apiUrl());
   // Pinned once per installation: fetched against the trust root the installation holds, then only refreshed forward.
   const trust = join(home.dir, 'trust.json');
-  if (!existsSync(trust)) pinTrust(trust, await fetchTrust(api, { trustRoot: home.trustRoot }));
+  if (!existsSync(trust)) pinTrust(trust, await fetchTrust(api, { trustRoot: home.trustRoot, fetch: apiFetch(apiCaFile(home.config)) }));
   const parsed = ExecutorConfigSchema.safeParse({
     v: 1,
     api,

@@ -1,8 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createEmbeddedBus, createKafkaBus, readEmbeddedLayout, type InRecord, type LogBus, type OutRecord } from '@agent-ledger/kafka';
+import { kafkaBusFor } from '../kafka-client.js';
+import { createEmbeddedBus, readEmbeddedLayout, type InRecord, type LogBus, type OutRecord } from '@agent-ledger/kafka';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import { Exit, UsageError } from '../cli-error.js';
+import { retrying } from '../dependency-watch.js';
 import { embeddedPaths, isEmbedded } from '../dev-storage.js';
 import { LedgerHome } from '../home.js';
 
@@ -48,7 +50,7 @@ export async function moveToKafkaCommand(options: { home?: string; brokers?: str
   const paths = embeddedPaths(home);
   // Writable: takes the log's lock, so ledger dev cannot run (or start) during the move.
   const source = createEmbeddedBus({ dir: paths.log });
-  const target = createKafkaBus({ brokers, clientId: `ledger-move-${process.pid}`, logLevel: 'nothing' });
+  const target = kafkaBusFor(home, `ledger-move-${process.pid}`, { logLevel: 'nothing', brokers });
   const say = (line: string): void => void process.stdout.write(`${line}\n`);
   try {
     await source.ensureTopics([]);
@@ -60,15 +62,19 @@ export async function moveToKafkaCommand(options: { home?: string; brokers?: str
     for (const topic of layout.topics) {
       for (let partition = 0; partition < topic.partitions; partition++) {
         const records = await readAll(source, topic.name, partition);
-        const already = await readAll(target, topic.name, partition);
-        if (already.length > records.length || already.some((r, i) => !sameRecord(r, records[i] as InRecord))) {
-          throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${topic.name}/${partition} on the brokers holds records that are not this log's: move into an empty topic (another topic prefix, or delete it)`);
-        }
-        const rest = records.slice(already.length);
-        for (let i = 0; i < rest.length; i += CHUNK) {
-          const chunk: OutRecord[] = rest.slice(i, i + CHUNK).map((r) => ({ topic: topic.name, partition, key: r.key, value: r.value, headers: r.headers }));
-          await target.publish(chunk);
-        }
+        // A broker blip mid-copy is retried from what the brokers then hold: the
+        // prefix already there is checked record by record, never sent twice.
+        await retrying(`copying ${topic.name}/${partition}`, say, async () => {
+          const already = await readAll(target, topic.name, partition);
+          if (already.length > records.length || already.some((r, i) => !sameRecord(r, records[i] as InRecord))) {
+            throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${topic.name}/${partition} on the brokers holds records that are not this log's: move into an empty topic (another topic prefix, or delete it)`);
+          }
+          const rest = records.slice(already.length);
+          for (let i = 0; i < rest.length; i += CHUNK) {
+            const chunk: OutRecord[] = rest.slice(i, i + CHUNK).map((r) => ({ topic: topic.name, partition, key: r.key, value: r.value, headers: r.headers }));
+            await target.publish(chunk);
+          }
+        });
         const copied = await readAll(target, topic.name, partition);
         if (copied.length !== records.length || copied.some((r, i) => !sameRecord(r, records[i] as InRecord))) {
           throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${topic.name}/${partition}: what the brokers hold after the move differs from the embedded log (${copied.length} records for ${records.length})`);
@@ -88,7 +94,9 @@ export async function moveToKafkaCommand(options: { home?: string; brokers?: str
         const next = BigInt(o.nextOffset);
         const index = partition.from.findIndex((offset) => offset >= next);
         const nextOffset = index < 0 ? partition.end : (partition.to[index] as bigint);
-        await writer.commit([], { groupId: o.groupId, topic: o.topic, partition: o.partition, nextOffset: nextOffset.toString() });
+        // Committing an offset again is harmless: a transaction the coordinator
+        // is still settling (CONCURRENT_TRANSACTIONS, UNAVAILABLE) is retried.
+        await retrying(`offsets of ${o.groupId}`, say, () => writer.commit([], { groupId: o.groupId, topic: o.topic, partition: o.partition, nextOffset: nextOffset.toString() }));
         groups += 1;
       }
     } finally {

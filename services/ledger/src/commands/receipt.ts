@@ -1,6 +1,8 @@
 import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import {
+  checkCheckpointSigners,
+  checkpointVerifiers,
   AuthorityState,
   MerkleTree,
   canonicalJson,
@@ -86,12 +88,17 @@ export function verifyReceipt(text: string, trustRoot: ReturnType<typeof readTru
     if (receipt.genesis.statement.type !== 'genesis') throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'receipt genesis is not a genesis statement');
     authority.authorize(receipt.genesis.statement, verifyEnvelopeSignatures(receipt.genesis, genesisCanonical, nodeEd25519), 0);
     authority.apply(receipt.genesis.statement, 0, 0);
-    const verifiers: NoteVerifier[] = [...authority.keys()]
-      .filter((k) => k.roles.includes('sequencer'))
-      .map((k) => ({ name: trustRoot.origin, publicKey: fromHex(k.keyId, 32), verify: (pk, m, s) => nodeEd25519.verify(pk, m, s) }));
-    // 2. The checkpoint is signed by one of them and is this partition's.
-    const checkpoint = parseCheckpoint(openNote(receipt.checkpoint, verifiers).text);
     const entry = receipt.entry;
+    const verifiers: NoteVerifier[] = checkpointVerifiers(
+      trustRoot.origin,
+      entry.partition,
+      [...authority.keys()].filter((k) => k.roles.includes('sequencer')).map((k) => fromHex(k.keyId, 32)),
+      (pk, m, s) => nodeEd25519.verify(pk, m, s),
+    );
+    // 2. The checkpoint is signed by one of them and is this partition's.
+    const opened = openNote(receipt.checkpoint, verifiers);
+    checkCheckpointSigners(opened, trustRoot.origin, entry.partition, authority.config?.authorityRulesVersion ?? 1);
+    const checkpoint = parseCheckpoint(opened.text);
     if (checkpoint.origin !== partitionOrigin(trustRoot.origin, entry.partition)) {
       throw new LedgerError(ReasonCode.CHECKPOINT_INVALID, `checkpoint is for ${checkpoint.origin}, not partition ${entry.partition}`);
     }

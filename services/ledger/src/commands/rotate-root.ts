@@ -2,8 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { LedgerClient } from '@agent-ledger/client';
 import { KeyId, ROLES, createStatement, nodeEd25519, signStatement, type BodyOf, type Role, type Signer } from '@agent-ledger/core';
 import { Exit, UsageError } from '../cli-error.js';
-import { LedgerHome } from '../home.js';
+import { LedgerHome, apiCaFile } from '../home.js';
 import { readKeyFile } from '../keys.js';
+import { apiFetch } from '../api-fetch.js';
 
 /** Options of `ledger rotate-root`. */
 export interface RotateRootOptions {
@@ -61,7 +62,7 @@ export async function rotateRootCommand(options: RotateRootOptions): Promise<num
   if (options.out !== undefined) writeFileSync(options.out, `${JSON.stringify(envelope, null, 2)}\n`);
   if (options.submit === true) {
     const home = LedgerHome.open(options.home);
-    const client = new LedgerClient({ baseUrl: options.api ?? home.apiUrl(), signer: author, deciderKeys: [] });
+    const client = new LedgerClient({ baseUrl: options.api ?? home.apiUrl(), signer: author, deciderKeys: [], fetch: apiFetch(apiCaFile(home.config)) });
     const submitted = await client.submit(envelope);
     process.stdout.write(`root.rotated ${submitted.statementHash} submitted\n`);
   }

@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { fetchTrust, pinTrust } from '@agent-ledger/client';
 import { Principal, createStatement } from '@agent-ledger/core';
 import { writeExecutorConfig } from '../hook/config.js';
+import { apiFetch } from '../api-fetch.js';
+import { apiCaFile } from '../home.js';
 import { installPreToolUseHook, shellQuote } from '../hook/settings.js';
 import { FailMode } from '../hook/tool-call.js';
 import { newSigner, readKeyFile, writeKeyFile } from '../keys.js';
@@ -80,7 +82,7 @@ export function setupClaudeCodeCommand(options: SetupClaudeCodeOptions): Promise
       // Proof of possession: the new key signs its own registration beside the admin.
       const envelope = addSignature(signOne(createStatement('key.registered', body, admin), admin), key);
       const submitted = await submit(baseUrl, envelope);
-      const admitted = await awaitAdmitted(baseUrl, submitted);
+      const admitted = await awaitAdmitted(baseUrl, submitted, admin);
       writeKeyFile(keyFile, key);
       human.push(`agent key ${key.keyId.slice(0, 16)} for ${agent} registered by ${admin.principal} at authority index ${admitted.index}: ${keyFile}`);
       Object.assign(report, { keyId: key.keyId, keyFile, registered: { by: admin.principal, authorityIndex: admitted.index, statementHash: submitted.statementHash } });
@@ -92,9 +94,10 @@ export function setupClaudeCodeCommand(options: SetupClaudeCodeOptions): Promise
     const configFile = join(claudeDir, 'agent-ledger.json');
     const trustFile = join(claudeDir, 'agent-ledger-trust.json');
     mkdirSync(claudeDir, { recursive: true });
-    const trust = await fetchTrust(baseUrl, { trustRoot: home().trustRoot });
+    const trust = await fetchTrust(baseUrl, { trustRoot: home().trustRoot, fetch: apiFetch() });
     pinTrust(trustFile, trust);
-    writeExecutorConfig(configFile, { v: 1, api: baseUrl, keyFile, trust: trustFile, failMode: failMode as FailMode, budgetMs: budgetSeconds * 1000 });
+    const caFile = apiCaFile(home().config);
+    writeExecutorConfig(configFile, { v: 1, api: baseUrl, keyFile, trust: trustFile, failMode: failMode as FailMode, budgetMs: budgetSeconds * 1000, ...(caFile === undefined ? {} : { caFile: resolve(caFile) }) });
     const gateKeys = trust.keys.filter((k) => k.roles.includes('gate')).length;
     human.push(`hook configuration: ${configFile} (fail mode ${failMode}, budget ${budgetSeconds} s); trust pinned in ${trustFile} (${gateKeys} gate key${gateKeys === 1 ? '' : 's'}, authority size ${trust.authoritySize})`);
 

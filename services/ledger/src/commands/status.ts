@@ -1,5 +1,8 @@
 import { Exit } from '../cli-error.js';
-import { LedgerHome } from '../home.js';
+import { LedgerHome, apiCaFile } from '../home.js';
+import { readFetch } from '../api-fetch.js';
+import { resolveSigner } from './admin.js';
+import type { Signer } from '@agent-ledger/core';
 import { probeApi, probeBroker, probePostgres } from './doctor.js';
 
 /** One ledger partition as `ledger status` reports it. */
@@ -17,9 +20,9 @@ function samples(text: string, name: string): Map<string, number> {
   return found;
 }
 
-async function getJson(url: string): Promise<{ status: number; body: unknown } | undefined> {
+async function getJson(read: typeof fetch, url: string): Promise<{ status: number; body: unknown } | undefined> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(4000) });
+    const response = await read(url, { signal: AbortSignal.timeout(4000) });
     return { status: response.status, body: (await response.json()) as unknown };
   } catch {
     return undefined;
@@ -36,12 +39,21 @@ export async function statusCommand(options: { home?: string; api?: string; json
   const home = LedgerHome.open(options.home);
   const baseUrl = options.api ?? home.apiUrl();
   const [broker, postgres, api] = await Promise.all([probeBroker(home), probePostgres(home), probeApi(home, baseUrl)]);
-  const health = api.ready === undefined ? undefined : await getJson(`${baseUrl}/healthz`);
+  // /metrics and the checkpoints are an admin's reads: signed by the installation's first admin key when it has one.
+  let admin: Signer | undefined;
+  try {
+    admin = resolveSigner({}, () => home);
+  } catch {
+    admin = undefined;
+  }
+  const read = readFetch(admin, apiCaFile(home.config));
+  const health = api.ready === undefined ? undefined : await getJson(read, `${baseUrl}/healthz`);
   const roles = ((health?.body as { detail?: { roles?: unknown } } | undefined)?.detail?.roles ?? null) as string[] | null;
   let metrics = '';
   if (api.ready !== undefined) {
     try {
-      metrics = await (await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(4000) })).text();
+      const response = await read(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(4000) });
+      metrics = response.ok ? await response.text() : '';
     } catch {
       metrics = '';
     }
@@ -50,7 +62,7 @@ export async function statusCommand(options: { home?: string; api?: string; json
   const uncovered = samples(metrics, 'ledger_checkpoint_uncovered_entries');
   const partitions: PartitionStatus[] = [];
   for (let p = 0; p <= home.config.eventPartitions; p++) {
-    const latest = api.ready === undefined ? undefined : await getJson(`${baseUrl}/v1/checkpoints/latest?partition=${p}`);
+    const latest = api.ready === undefined ? undefined : await getJson(read, `${baseUrl}/v1/checkpoints/latest?partition=${p}`);
     const size = latest?.status === 200 ? (latest.body as { size: number }).size : null;
     partitions.push({ partition: p, checkpointSize: size, checkpointAgeSeconds: ages.get(`partition="${p}"`) ?? null, uncoveredEntries: uncovered.get(`partition="${p}"`) ?? null });
   }

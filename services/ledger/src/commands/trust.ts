@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fetchTrust, loadTrust, pinTrust, type Trust } from '@agent-ledger/client';
-import type { TrustRoot } from '@agent-ledger/core';
+import { fetchTrust, ledgerSettings, loadTrust, pinTrust, type Trust } from '@agent-ledger/client';
+import { fromHex, partitionOrigin, verifierKeyString, type TrustRoot } from '@agent-ledger/core';
 import { Exit } from '../cli-error.js';
 import { readTrustRoot } from '../trust-root-file.js';
+import { apiFetch } from '../api-fetch.js';
 
 /** Options of `ledger trust`. */
 export interface TrustOptions {
@@ -28,12 +29,61 @@ export async function trustCommand(options: TrustOptions): Promise<number> {
   const rootFile = options.trustRoot ?? (existsSync(join(home, 'trust-root.json')) ? join(home, 'trust-root.json') : undefined);
   const trustRoot: TrustRoot | undefined = rootFile === undefined ? undefined : readTrustRoot(rootFile);
   const pinned: Trust | undefined = existsSync(out) ? loadTrust(out) : undefined;
-  const trust = await fetchTrust(options.api ?? 'http://127.0.0.1:8787', { ...(trustRoot === undefined ? {} : { trustRoot }), ...(pinned === undefined ? {} : { pinned }) });
+  const trust = await fetchTrust(options.api ?? 'http://127.0.0.1:8787', { fetch: apiFetch(), ...(trustRoot === undefined ? {} : { trustRoot }), ...(pinned === undefined ? {} : { pinned }) });
   pinTrust(out, trust);
   const roles = (role: string): number => trust.keys.filter((k) => k.roles.includes(role as never)).length;
   process.stdout.write(
     `pinned the trust of ${trust.trustRoot.origin} at authority size ${trust.authoritySize} (${roles('gate') + roles('service')} gate, ${roles('sequencer')} sequencer, ${roles('timer')} timer, ${roles('approver') + roles('bridge')} approver keys) to ${out}` +
       `${trustRoot === undefined ? ' (trust on first use: no trust-root file to compare with)' : ''}\n`,
   );
+  return Exit.ok;
+}
+
+/** Options of `ledger trust-root`. */
+export interface TrustRootOptions {
+  /** The pinned trust document (default `<home>/trust.json`). */
+  readonly trust?: string;
+  readonly home?: string;
+  /** Print only the verifier-key strings, one a line. */
+  readonly verifierKey?: boolean;
+  readonly json?: boolean;
+}
+
+/**
+ * `ledger trust-root`: what a transparency-log tool needs to check this
+ * ledger's checkpoints, from the pinned trust document: the trust root, the
+ * sequencer keys, and the C2SP verifier-key string of each current sequencer
+ * key under each partition's origin line (the key name its checkpoints are
+ * signed under, SPEC.md section 6), `<name>+<key id>+<base64(0x01 || key)>`.
+ */
+export function trustRootCommand(options: TrustRootOptions): number {
+  const home = options.home ?? process.env.LEDGER_HOME ?? '.ledger';
+  const file = options.trust ?? join(home, 'trust.json');
+  const trust = loadTrust(file);
+  const { origin, eventPartitions } = ledgerSettings(trust);
+  const sequencers = trust.keys.filter((k) => k.roles.includes('sequencer'));
+  const current = sequencers.filter((k) => k.revokedAt === null);
+  const verifierKeys: { partition: number; keyId: string; verifierKey: string }[] = [];
+  for (let partition = 0; partition <= eventPartitions; partition++) {
+    for (const key of current) verifierKeys.push({ partition, keyId: key.keyId, verifierKey: verifierKeyString(partitionOrigin(origin, partition), fromHex(key.keyId, 32)) });
+  }
+  if (options.json === true) {
+    const report = {
+      trustRoot: trust.trustRoot,
+      authoritySize: trust.authoritySize,
+      sequencerKeys: sequencers.map((k) => ({ keyId: k.keyId, principal: k.principal, registeredAt: k.registeredAt, revokedAt: k.revokedAt })),
+      verifierKeys,
+    };
+    process.stdout.write(`${JSON.stringify(options.verifierKey === true ? verifierKeys : report, null, 2)}\n`);
+    return Exit.ok;
+  }
+  if (options.verifierKey === true) {
+    for (const v of verifierKeys) process.stdout.write(`${v.verifierKey}\n`);
+    return Exit.ok;
+  }
+  process.stdout.write(`trust root of ${origin} (pinned in ${file}, authority size ${trust.authoritySize}): ${trust.trustRoot.rootKeys.length} root keys, threshold ${trust.trustRoot.threshold}\n`);
+  for (const k of sequencers) process.stdout.write(`sequencer key ${k.keyId} (${k.principal}) registered at authority index ${k.registeredAt}${k.revokedAt === null ? '' : `, revoked at ${k.revokedAt}`}\n`);
+  process.stdout.write('verifier keys (C2SP signed-note), one per partition origin and current sequencer key:\n');
+  for (const v of verifierKeys) process.stdout.write(`  ${v.verifierKey}\n`);
   return Exit.ok;
 }

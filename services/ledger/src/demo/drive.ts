@@ -1,6 +1,7 @@
 import { LedgerClient } from '@agent-ledger/client';
 import type { BodyOf, Signer } from '@agent-ledger/core';
-import type { LedgerHome } from '../home.js';
+import { apiCaFile, type LedgerHome } from '../home.js';
+import { apiFetch, readFetch } from '../api-fetch.js';
 import { fetchGrantTrail, formatGrantTrail } from '../commands/grants.js';
 import { SCENARIOS, prng, pickScenario, type Scenario } from './scenarios.js';
 
@@ -13,16 +14,17 @@ export interface DriveSummary {
   readonly denials: number;
 }
 
-async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url);
+/** Reads JSON from the API with `read` (a fetch that signs as an admin). */
+async function getJson<T>(read: typeof fetch, url: string): Promise<T> {
+  const response = await read(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   return (await response.json()) as T;
 }
 
 /** Polls the grant table until `done` holds for it (the projection follows the log asynchronously). */
-async function untilGrants(baseUrl: string, done: (grants: readonly GrantListing[]) => boolean): Promise<void> {
+async function untilGrants(read: typeof fetch, baseUrl: string, done: (grants: readonly GrantListing[]) => boolean): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const { grants } = await getJson<{ grants: GrantListing[] }>(`${baseUrl}/v1/grants`);
+    const { grants } = await getJson<{ grants: GrantListing[] }>(read, `${baseUrl}/v1/grants`);
     if (done(grants)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -46,7 +48,10 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
   const log = options.log ?? (() => undefined);
   const baseUrl = home.apiUrl();
   const gateKey = home.key('gate').keyId;
-  const client = (signer: Signer): LedgerClient => new LedgerClient({ baseUrl, signer, deciderKeys: [gateKey] });
+  const caFetch = apiFetch(apiCaFile(home.config));
+  const client = (signer: Signer): LedgerClient => new LedgerClient({ baseUrl, signer, deciderKeys: [gateKey], fetch: caFetch });
+  // The demo watches the whole ledger: its reads are signed by an admin's key.
+  const read = readFetch(home.key('admin-alice'), apiCaFile(home.config));
   const random = prng(options.seed ?? 3);
   const alice = client(home.key('admin-alice'));
   const bob = client(home.key('admin-bob'));
@@ -69,12 +74,12 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
   });
   const submittedBlock = await alice.submit(blockGrant);
   await bob.submit(bob.sign('grant.cosigned', { grantId: `grant-block-${now}`, grant: submittedBlock.statementHash }));
-  await untilGrants(baseUrl, (grants) => grants.filter((g) => g.grantId.endsWith(String(now)) && g.status === 'active').length === 2);
+  await untilGrants(read, baseUrl, (grants) => grants.filter((g) => g.grantId.endsWith(String(now)) && g.status === 'active').length === 2);
   log('grants written and co-signed (four eyes)');
   // Re-authorisation, four eyes again: bob moves the end of the window, alice co-signs that exact statement.
   const reauthorization = await bob.submit(bob.sign('grant.reauthorized', { grantId, grant: submittedGrant.statementHash, expiresAt: new Date(now + 20 * 86_400_000).toISOString() }));
   await alice.submit(alice.sign('grant.cosigned', { grantId, grant: reauthorization.statementHash }));
-  await untilGrants(baseUrl, (grants) => grants.some((g) => g.grantId === grantId && g.reauthorizedAt !== null));
+  await untilGrants(read, baseUrl, (grants) => grants.some((g) => g.grantId === grantId && g.reauthorizedAt !== null));
   log(`grant ${grantId} re-authorised by admin:bob and co-signed by admin:alice`);
 
   const outcomes: Record<string, number> = {};
@@ -109,7 +114,7 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
         const deadline = Date.now() + 120_000;
         let answered = answer === null;
         for (;;) {
-          const response = await fetch(`${baseUrl}/v1/decisions/${proposal}?waitMs=${answered ? 20_000 : 200}`);
+          const response = await read(`${baseUrl}/v1/decisions/${proposal}?waitMs=${answered ? 20_000 : 200}`);
           if (response.status === 200) {
             const decision = await agent.awaitDecision(proposal, 5_000);
             outcomes[decision.outcome] = (outcomes[decision.outcome] ?? 0) + 1;
@@ -117,7 +122,7 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
             return;
           }
           if (!answered) {
-            const { pending } = await getJson<{ pending: { proposalHash: string; requestHash: string; status: string }[] }>(`${baseUrl}/v1/pending`);
+            const { pending } = await getJson<{ pending: { proposalHash: string; requestHash: string; status: string }[] }>(read, `${baseUrl}/v1/pending`);
             const item = pending.find((p) => p.proposalHash === proposal && p.status === 'pending');
             if (item !== undefined) {
               const approver = approvers[Math.floor(random() * approvers.length)] as LedgerClient;
@@ -139,6 +144,6 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
   }
   await Promise.all(waits);
   log(`paper trail of ${grantId} (ledger grants trail ${grantId}):`);
-  for (const line of formatGrantTrail(await fetchGrantTrail(baseUrl, grantId))) log(`  ${line}`);
+  for (const line of formatGrantTrail(await fetchGrantTrail(baseUrl, grantId, home.key('admin-alice')))) log(`  ${line}`);
   return { proposals: options.proposals, outcomes, codes, approvals, denials };
 }

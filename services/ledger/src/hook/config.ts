@@ -5,6 +5,7 @@ import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { parseStrictJson } from '@agent-ledger/core';
 import { LedgerClient, loadKey, loadTrust } from '@agent-ledger/client';
 import { FailMode } from './tool-call.js';
+import { apiFetch } from '../api-fetch.js';
 
 /**
  * What an executor (the Claude Code hook, the MCP gateway) needs to put an
@@ -27,6 +28,8 @@ export const ExecutorConfigSchema = z.strictObject({
   failMode: z.enum([FailMode.closed, FailMode.ask, FailMode.open]).default(FailMode.closed),
   /** The longest the executor takes to answer, in ms; a call with no signed decision by then is denied. */
   budgetMs: z.number().int().min(1000).max(3_600_000).default(110_000),
+  /** A PEM file of the CA the API's certificate is checked against (relative to this file); LEDGER_API_CA wins. */
+  caFile: z.string().min(1).max(4096).optional(),
 });
 /** A checked executor configuration, paths resolved. */
 export type ExecutorConfig = z.infer<typeof ExecutorConfigSchema>;
@@ -61,7 +64,7 @@ export function readExecutorConfig(path: string): ExecutorConfig {
   }
   const base = dirname(resolve(path));
   const at = (file: string): string => (isAbsolute(file) ? file : resolve(base, file));
-  return { ...parsed.data, keyFile: at(parsed.data.keyFile), trust: at(parsed.data.trust) };
+  return { ...parsed.data, keyFile: at(parsed.data.keyFile), trust: at(parsed.data.trust), ...(parsed.data.caFile === undefined ? {} : { caFile: at(parsed.data.caFile) }) };
 }
 
 /**
@@ -70,7 +73,7 @@ export function readExecutorConfig(path: string): ExecutorConfig {
  * newer gate key).
  */
 export function executorClient(config: ExecutorConfig): LedgerClient {
-  return new LedgerClient({ baseUrl: config.api, signer: loadKey(config.keyFile), trust: loadTrust(config.trust), trustFile: config.trust, requestTimeoutMs: 10_000 });
+  return new LedgerClient({ baseUrl: config.api, signer: loadKey(config.keyFile), trust: loadTrust(config.trust), trustFile: config.trust, requestTimeoutMs: 10_000, fetch: apiFetch(process.env.LEDGER_API_CA || config.caFile) });
 }
 
 /** Writes an executor configuration (owner-only: it names a key file). */

@@ -98,6 +98,9 @@ function coveredEntry(record: InRecord): { index: number; id: string; sequencedA
   return { index: light.index, id: statementId, sequencedAtMs: Date.parse(light.sequencedAt), statementHash: undefined, entry };
 }
 
+/** Entries a client waits for with a receipt (the final answer to a proposal): what `sealAnswers` seals at once. */
+const ANSWERS: ReadonlySet<string> = new Set(['decision.recorded', 'timeout.recorded', 'intake.rejected']);
+
 /** Settings of one partition's sequencer. */
 export interface SequencerSettings {
   readonly trustRoot: TrustRoot;
@@ -107,6 +110,14 @@ export interface SequencerSettings {
   readonly checkpointEvery: number;
   /** ...or after this long with unsealed entries. */
   readonly checkpointIntervalMs: number;
+  /**
+   * Also seal at the end of every batch that chained an answer a client waits
+   * for with its receipt (a decision, a timeout, a rejected intake record): the
+   * receipt is then ready when the batch commits instead of up to the interval
+   * later. One checkpoint per such batch, so the busier the partition, the more
+   * entries each one seals (`ledger dev`; default off).
+   */
+  readonly sealAnswers?: boolean;
   readonly topics: TopicNames;
   /** Checks intake signatures on worker threads; without it they are checked inline. */
   readonly signatures?: SignaturePool;
@@ -373,6 +384,7 @@ export class PartitionSequencer {
       const records = committer.uncommitted(batch.records);
       // Signatures first, in parallel off this thread; admission stays here, in log order.
       const verdicts = await this.#settings.signatures?.verdicts(records.map((r) => r.value));
+      let answered = false;
       try {
         for (const [n, record] of records.entries()) {
           const now = Date.now();
@@ -399,7 +411,8 @@ export class PartitionSequencer {
           // A checkpoint due by count, or by time at the end of the batch, rides in
           // the transaction of the entry it seals: under steady traffic tick() then
           // finds nothing to seal and never holds the partition for a transaction of its own.
-          if (this.#chain.size - this.#sealedSize >= this.#settings.checkpointEvery || (n === records.length - 1 && this.#sealDue(Date.now()))) out.push(this.#seal());
+          if (ANSWERS.has(envelope.statement.type)) answered = true;
+          if (this.#chain.size - this.#sealedSize >= this.#settings.checkpointEvery || (n === records.length - 1 && ((answered && this.#settings.sealAnswers === true) || this.#sealDue(Date.now())))) out.push(this.#seal());
           const kind = result.kind;
           // The shared committer splits the batch into transactions under the broker's limit,
           // each carrying the intake offset after its last entry's input.
@@ -445,7 +458,7 @@ export class PartitionSequencer {
   }
 
   #seal(): OutRecord {
-    const note = signCheckpoint(this.#chain, this.#settings.trustRoot.origin, this.#noteSigner);
+    const note = signCheckpoint(this.#chain, this.#settings.trustRoot.origin, this.#noteSigner, this.#registry().state.config?.authorityRulesVersion ?? 1);
     this.#sealedSize = this.#chain.size;
     this.#lastSealAt = Date.now();
     this.counters.checkpoints += 1;

@@ -9,6 +9,9 @@
 // signature by the system's verdict rule (SPEC.md section 3, with
 // @noble/ed25519's point arithmetic), and POSTs
 // the envelope to /v1/statements, where the ledger judges it like any other.
+// Every read (the queue, a proposal, the live stream) is signed with the same
+// key (packages/client/src/read-auth.ts): the API shows the queue to
+// registered approvers only.
 import * as ed from './vendor/noble-ed25519.js';
 import { sha256, sha512 } from './vendor/noble-hashes/sha2.js';
 
@@ -160,6 +163,23 @@ function envelopeVerifies(envelope) {
 
 let approver = null;
 
+const READ_CONTEXT = 'agent-ledger/read/v1\n';
+
+/**
+ * A signed read: the approver's key signs the method, the path with its
+ * query, the time and a fresh nonce (no body), as the API checks them.
+ */
+async function signedGet(path, init = {}) {
+  // No key yet: unsigned (answered only by an installation that chose open reads).
+  if (approver === null) return fetch(path, init);
+  const ts = Date.now();
+  const nonce = toHex(crypto.getRandomValues(new Uint8Array(16)));
+  const message = utf8.encode(`${READ_CONTEXT}GET\n${path}\n${ts}\n${nonce}\n`);
+  const signature = new Uint8Array(await crypto.subtle.sign('Ed25519', approver.privateKey, message));
+  const authorization = `Ledger-Ed25519 keyId=${approver.keyId},ts=${ts},nonce=${nonce},sig=${toBase64(signature)}`;
+  return fetch(path, { ...init, headers: { authorization } });
+}
+
 function showKeyStatus(text, isError) {
   const status = document.getElementById('key-status');
   status.textContent = text;
@@ -230,6 +250,7 @@ function useBrowserKey(record) {
     `ledger key register --principal ${record.principal} --roles approver --key-id ${record.keyId} --as admin:ALICE --out ${record.principal.split(':')[1]}.json`;
   showKeyStatus(`Signing as ${record.principal} with this browser's key ${record.keyId.slice(0, 16)}... (it signs only once registered).`, false);
   render();
+  loadQueue().catch(showQueueError);
 }
 
 async function createBrowserKey() {
@@ -283,7 +304,10 @@ let drawnKey = '';
 /** Fetches the pending queue and each proposal's signed entry; keeps only items that check out. */
 async function loadQueue() {
   const status = document.getElementById('queue-status');
-  const response = await fetch('/v1/pending?limit=200');
+  const response = await signedGet('/v1/pending?limit=200');
+  if (response.status === 401 || response.status === 403) {
+    throw new Error(approver === null ? 'create a key in this browser and have it registered (below) to see the queue' : `this browser's key cannot read the queue (HTTP ${response.status}): it must be registered with the approver role`);
+  }
   if (!response.ok) throw new Error(`pending queue: HTTP ${response.status}`);
   const { pending } = await response.json();
   const loaded = [];
@@ -296,7 +320,7 @@ async function loadQueue() {
       continue;
     }
     try {
-      const detail = await (await fetch(`/v1/proposals/${encodeURIComponent(row.proposalHash)}`)).json();
+      const detail = await (await signedGet(`/v1/proposals/${encodeURIComponent(row.proposalHash)}`)).json();
       const statement = detail?.entry?.envelope?.statement;
       // The displayed operation must be the one whose hash the answer names.
       if (statement?.type !== 'proposal.submitted' || statementHash(statement) !== row.proposalHash) throw new Error('the proposal on the log does not match its hash');
@@ -517,12 +541,38 @@ stored('readonly', (store) => store.get('approver')).then(
   () => undefined,
 );
 setInterval(tick, 1000);
-// Live: the server pushes an event whenever the queue changes (server-sent events); the browser reconnects by itself.
-const stream = new EventSource('/v1/pending/stream');
-stream.addEventListener('pending', () => {
-  loadQueue().catch(showQueueError);
-});
-stream.addEventListener('error', () => {
-  showQueueError(new Error('live updates interrupted; reconnecting...'));
-});
-loadQueue().catch(showQueueError);
+
+/**
+ * Live: the server pushes an event whenever the queue changes (server-sent
+ * events, read from a signed fetch: an EventSource cannot sign). The queue is
+ * read again at each event; a dropped or refused stream is opened again,
+ * freshly signed, two seconds later (so a key registered meanwhile starts to
+ * see the queue by itself).
+ */
+async function followQueue() {
+  for (;;) {
+    try {
+      {
+        const response = await signedGet('/v1/pending/stream');
+        if ((response.status === 401 || response.status === 403) && approver === null) throw new Error('create a key in this browser and have it registered (below) to see the queue');
+        if (!response.ok || response.body === null) throw new Error(`live updates interrupted (HTTP ${response.status}); reconnecting...`);
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const event = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (/^event: pending$/m.test(event)) loadQueue().catch(showQueueError);
+          }
+        }
+      }
+    } catch (err) {
+      showQueueError(err);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+followQueue();

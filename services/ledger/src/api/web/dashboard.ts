@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { forbidden, readsEverything, type Reader } from '../read-auth.js';
 import type { SqlPool } from '@agent-ledger/store';
 import type { OperatorMetrics } from '../operator-metrics.js';
 import { APPROVAL_LATENCY_BUCKETS } from '../operator-metrics.js';
@@ -9,6 +10,8 @@ export interface DashboardDeps {
   readonly metrics: OperatorMetrics;
   readonly origin: string;
   readonly health: () => Promise<{ ok: boolean; detail: Record<string, unknown> }>;
+  /** The authenticated reader of a request: the dashboard is an admin's. */
+  readonly readerOf: (req: FastifyRequest) => Reader;
 }
 
 /** Minutes the time charts cover. */
@@ -149,7 +152,8 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
 <li><a href="/readyz">Readiness</a> and <a href="/healthz">health</a></li></ul>`;
     return reply.headers(HEADERS).type('text/html; charset=utf-8').send(page('agent-ledger', body));
   });
-  app.get('/dashboard', async (_req, reply) => {
+  app.get('/dashboard', async (req, reply) => {
+    if (!readsEverything(deps.readerOf(req))) throw forbidden('the dashboard is read by admins');
     const now = Date.now();
     const data = await dashboardData(deps, now);
     const minuteOf = (d: Date): number => Math.floor(d.getTime() / 60_000);

@@ -1,0 +1,215 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { createKafkaBus, type LogBus } from '@agent-ledger/kafka';
+import { LedgerClient } from '@agent-ledger/client';
+import { topicNames, type LedgerHome } from '@agent-ledger/ledger';
+import { eventually } from './live.js';
+import { PrivateKafkaCluster, freePort } from './private-stack.js';
+import { Role, children, count, line, newHome, readAll, routine, settle, type Tally } from './battery-support.js';
+
+// Fault battery on a three-node Kafka cluster of the test's own (scripts/kafka.sh
+// cluster: each node broker + controller, replication factor 3,
+// min.insync.replicas 2, no unclean election), with one `ledger serve` of
+// every role on it and agents proposing through its API the whole time:
+//  (a) the leader of the events partitions SIGKILLed and restarted, again and
+//      again (LEDGER_CLUSTER_LEADER_KILLS, default below);
+//  (b) one broker SIGSTOPped longer than the broker session timeout
+//      (6 s in deploy/kafka/cluster.properties), then SIGCONT;
+//  (c) the active controller SIGKILLed and restarted.
+// Each fault gets its own tally: acknowledged, admitted once, decided once,
+// lost, duplicated, role exits, and verify-chain of the export.
+
+const LEADER_KILLS = Number(process.env.LEDGER_CLUSTER_LEADER_KILLS ?? '10');
+/** Longer than broker.session.timeout.ms (6 s): the controller fences the paused broker. */
+const PAUSE_MS = 15_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Node (1..3) leading most events partitions (ties: the lowest partition's leader). */
+async function eventsLeader(admin: Admin, cluster: PrivateKafkaCluster, events: string): Promise<number> {
+  const { topics } = await admin.fetchTopicMetadata({ topics: [events] });
+  const partitions = [...(topics[0]?.partitions ?? [])].sort((a, b) => a.partitionId - b.partitionId);
+  const led = new Map<number, number>();
+  for (const p of partitions) if (p.leader >= 0) led.set(p.leader, (led.get(p.leader) ?? 0) + 1);
+  const best = [...led].sort((a, b) => b[1] - a[1])[0];
+  if (best === undefined) throw new Error(`no leader for ${events}`);
+  // Node ids are 1..3 in the cluster template, as are the nodes of PrivateKafkaCluster.
+  assert.ok(cluster.pid(best[0]) !== undefined, `leader ${best[0]} is a running node`);
+  return best[0];
+}
+
+/** Waits until every partition of `topics` has all three replicas in sync again (the restarted node caught up). */
+async function fullyInSync(admin: Admin, topics: readonly string[]): Promise<void> {
+  await eventually(
+    async () => {
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] }).catch(() => ({ topics: [] }));
+      const partitions = metadata.flatMap((t) => t.partitions);
+      return partitions.length > 0 && partitions.every((p) => p.isr.length === 3 && p.leader >= 0) ? true : undefined;
+    },
+    90_000,
+    'every partition back to three in-sync replicas',
+  );
+}
+
+/**
+ * Forks on the committed log: a partition whose entries are not exactly
+ * indexes 0..n-1 each chained to the one before (two entries at one index, a
+ * gap, or a `prev` that is not the previous entry's hash).
+ */
+function forks(entries: readonly { partition: number; index: number; prev: string; hash: string }[]): number {
+  const byPartition = new Map<number, { index: number; prev: string; hash: string }[]>();
+  for (const e of entries) byPartition.set(e.partition, [...(byPartition.get(e.partition) ?? []), e]);
+  let found = 0;
+  for (const list of byPartition.values()) {
+    list.forEach((e, i) => {
+      if (e.index !== i || (i > 0 && e.prev !== list[i - 1]?.hash)) found += 1;
+    });
+  }
+  return found;
+}
+
+interface Phase {
+  readonly name: string;
+  readonly acknowledged: Map<string, string>;
+  exitsBefore: number;
+  exitsAfter: number;
+  wallMs: number;
+}
+
+describe('fault battery on a three-node Kafka cluster', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    for (const child of children) child.kill('SIGKILL');
+  });
+
+  test('leader kills, a paused broker and a killed controller: every acknowledged proposal admitted once and decided once', async () => {
+    const cluster = await PrivateKafkaCluster.start();
+    cleanups.push(() => cluster.stop());
+    const brokers = cluster.brokers.join(',');
+    // exportCommand opens the home, which takes LEDGER_KAFKA_BROKERS: this cluster, never the shared broker.
+    const previous = process.env.LEDGER_KAFKA_BROKERS;
+    process.env.LEDGER_KAFKA_BROKERS = brokers;
+    cleanups.push(async () => {
+      if (previous === undefined) delete process.env.LEDGER_KAFKA_BROKERS;
+      else process.env.LEDGER_KAFKA_BROKERS = previous;
+    });
+    const apiPort = await freePort();
+    const home: LedgerHome = newHome({ apiPort });
+    const topics = topicNames(home.config.topicPrefix);
+    const raw = new Kafka({ clientId: 'cluster-faults-admin', brokers: cluster.brokers, logLevel: logLevel.NOTHING });
+    const admin = raw.admin();
+    await admin.connect();
+    cleanups.push(() => admin.disconnect());
+    const bus: LogBus = createKafkaBus({ brokers: cluster.brokers, clientId: 'cluster-faults', logLevel: 'nothing' });
+    cleanups.push(() => bus.close());
+
+    const everything = new Role(home, ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem'], 'all', { LEDGER_KAFKA_BROKERS: brokers });
+    everything.start();
+    cleanups.push(() => everything.kill());
+    const api = `http://127.0.0.1:${apiPort}`;
+    await eventually(async () => ((await fetch(`${api}/readyz`).then((r) => r.status, () => 0)) === 200 ? true : undefined), 180_000, '/readyz');
+
+    // The ledger chose the cluster deployment by itself: three replicas, two in sync, no unclean election, on every topic it made.
+    const ledgerTopics = [topics.intake, topics.authority, topics.events, topics.checkpoints];
+    const { topics: made } = await admin.fetchTopicMetadata({ topics: [...ledgerTopics, ...topics.refusals] });
+    for (const topic of made) for (const p of topic.partitions) assert.equal(p.replicas.length, 3, `${topic.name}/${p.partitionId} replicas`);
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: ledgerTopics.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas', 'unclean.leader.election.enable'] })),
+    });
+    for (const resource of described.resources) {
+      const value = (name: string): string | undefined => resource.configEntries.find((e) => e.configName === name)?.configValue;
+      assert.deepEqual([value('min.insync.replicas'), value('unclean.leader.election.enable')], ['2', 'false'], resource.resourceName);
+    }
+
+    // Load: two agents (two partitions) proposing through the API all along; an answer with a receipt id is an acknowledgement.
+    const agents = ['agent-build-bot', 'agent-ops-bot'].map((key) => new LedgerClient({ baseUrl: api, signer: home.key(key), deciderKeys: [home.key('gate').keyId] }));
+    let current: Phase | undefined;
+    let stop = false;
+    let refusedRetryable = 0;
+    const load = agents.map(async (agent, a) => {
+      for (let n = 0; !stop; n++) {
+        const phase = current;
+        try {
+          const submitted = await agent.propose(routine(n * 2 + a));
+          // Counted in the phase it was submitted in.
+          phase?.acknowledged.set(submitted.id, submitted.statementHash);
+        } catch (err) {
+          if ((err as { retryable?: boolean }).retryable !== true) throw err;
+          refusedRetryable += 1;
+          await sleep(200);
+        }
+        await sleep(50);
+      }
+    });
+
+    const phases: Phase[] = [];
+    const run = async (name: string, fault: () => Promise<void>): Promise<void> => {
+      const phase: Phase = { name, acknowledged: new Map(), exitsBefore: everything.exits.length, exitsAfter: 0, wallMs: 0 };
+      const started = Date.now();
+      current = phase;
+      await fault();
+      // The cluster has healed: the ledger takes proposals again (during a pause it may answer only UNAVAILABLE), then the next phase takes over.
+      await eventually(async () => (phase.acknowledged.size > 0 ? true : undefined), 120_000, `${name}: a proposal acknowledged after the fault`);
+      await sleep(2000);
+      phase.wallMs = Date.now() - started;
+      phase.exitsAfter = everything.exits.length;
+      phases.push(phase);
+    };
+
+    await sleep(2000);
+    let leaderKills = 0;
+    await run(`(a) events leader SIGKILLed and restarted`, async () => {
+      for (let round = 0; round < LEADER_KILLS; round++) {
+        const leader = await eventsLeader(admin, cluster, topics.events);
+        await cluster.signal(leader, 'SIGKILL');
+        leaderKills += 1;
+        await sleep(1500);
+        await cluster.startMissing();
+        await fullyInSync(admin, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
+      }
+    });
+    let paused = 0;
+    await run(`(b) broker SIGSTOPped ${PAUSE_MS / 1000} s, then SIGCONT`, async () => {
+      paused = await eventsLeader(admin, cluster, topics.events);
+      await cluster.signal(paused, 'SIGSTOP');
+      await sleep(PAUSE_MS);
+      await cluster.signal(paused, 'SIGCONT');
+      await fullyInSync(admin, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
+    });
+    let controller = 0;
+    await run('(c) active controller SIGKILLed and restarted', async () => {
+      controller = await cluster.activeController();
+      await cluster.signal(controller, 'SIGKILL');
+      await sleep(3000);
+      await cluster.startMissing();
+      await fullyInSync(admin, [topics.intake, topics.authority, topics.events, topics.checkpoints]);
+    });
+    stop = true;
+    await Promise.all(load);
+
+    // All acknowledged statements, then per phase what the log holds for that phase's statements.
+    const all = new Map(phases.flatMap((p) => [...p.acknowledged]));
+    const total = await settle(bus, home, all, [everything], 180_000);
+    const entries = await readAll(bus, home);
+    const tallies: Tally[] = phases.map((p) => ({ ...count(entries, p.acknowledged), roleExits: p.exitsAfter - p.exitsBefore, verifyChain: total.verifyChain }));
+    phases.forEach((p, i) => process.stdout.write(line(`${p.name} [${(p.wallMs / 1000).toFixed(1)} s]`, tallies[i] as Tally)));
+    process.stdout.write(`# leader kills ${leaderKills}, paused node ${paused}, killed controller node ${controller}; submissions answered UNAVAILABLE (retryable): ${refusedRetryable}\n`);
+    process.stdout.write(line('all faults', total));
+    const forked = forks(entries);
+    process.stdout.write(`# forks on the events partitions: ${forked} (${entries.length} entries read back)\n`);
+    assert.equal(forked, 0, 'forks');
+    for (const [i, t] of tallies.entries()) {
+      const what = phases[i]?.name ?? '';
+      assert.deepEqual(
+        { lost: t.lost, duplicated: t.duplicated, decidedTwice: t.decidedTwice, undecided: t.undecided, roleExits: t.roleExits, decidedOnce: t.decidedOnce },
+        { lost: 0, duplicated: 0, decidedTwice: 0, undecided: 0, roleExits: 0, decidedOnce: t.acknowledged },
+        line(what, t),
+      );
+    }
+    assert.ok(total.verifyChain.startsWith('passes'), total.verifyChain);
+    assert.equal(leaderKills, LEADER_KILLS);
+  });
+});
