@@ -135,7 +135,10 @@ if (auto) {
   console.log(`run-tests: ${files.length} files (${tiers.join(', ')})`);
 }
 const reporter = process.stdout.isTTY ? 'spec' : 'tap';
-const result = spawnSync(process.execPath, ['--test', `--test-reporter=${reporter}`, ...selected.map((f) => relative(root, f))], {
+// A test still running after TEST_TIMEOUT_MS fails (it does not hold the run), and a file whose tests
+// are done exits even if something it started keeps its event loop alive (a forgotten timer or socket).
+const timeoutMs = Number(process.env.LEDGER_TEST_TIMEOUT_MS ?? 20 * 60_000);
+const result = spawnSync(process.execPath, ['--test', '--test-force-exit', `--test-timeout=${timeoutMs}`, `--test-reporter=${reporter}`, ...selected.map((f) => relative(root, f))], {
   cwd: root,
   stdio: 'inherit',
   // Roles started by the tests log warnings and errors only (LEDGER_LOG_LEVEL=info brings back every request line).

@@ -128,7 +128,14 @@ describe('fault battery on a three-node Kafka cluster', () => {
     const agents = ['agent-build-bot', 'agent-ops-bot'].map((key) => new LedgerClient({ baseUrl: api, signer: home.key(key), deciderKeys: [home.key('gate').keyId] }));
     let current: Phase | undefined;
     let stop = false;
+    // The agents stop however the test ends (a failed wait included): their loops must not keep this file's process alive.
+    cleanups.push(async () => {
+      stop = true;
+    });
     let refusedRetryable = 0;
+    /** What the agents were answered besides acknowledgements, by code (named when a wait times out). */
+    const answers = new Map<string, number>();
+    let lastError = '';
     const load = agents.map(async (agent, a) => {
       for (let n = 0; !stop; n++) {
         const phase = current;
@@ -137,6 +144,9 @@ describe('fault battery on a three-node Kafka cluster', () => {
           // Counted in the phase it was submitted in.
           phase?.acknowledged.set(submitted.id, submitted.statementHash);
         } catch (err) {
+          const code = String((err as { code?: unknown }).code ?? (err as Error).name);
+          answers.set(code, (answers.get(code) ?? 0) + 1);
+          lastError = `${new Date().toISOString()} ${(err as Error).message}`;
           if ((err as { retryable?: boolean }).retryable !== true) throw err;
           refusedRetryable += 1;
           await sleep(200);
@@ -144,6 +154,9 @@ describe('fault battery on a three-node Kafka cluster', () => {
         await sleep(50);
       }
     });
+    // A loop that ended on an error that is not retryable fails the test when it is awaited; until then, it is not an unhandled rejection.
+    for (const loop of load) loop.catch(() => undefined);
+    const agentsSaid = (): string => `agents were answered ${JSON.stringify(Object.fromEntries(answers))}; last: ${lastError}; role exits: ${everything.exits.join(', ') || 'none'}`;
 
     const phases: Phase[] = [];
     const run = async (name: string, fault: () => Promise<void>): Promise<void> => {
@@ -152,7 +165,9 @@ describe('fault battery on a three-node Kafka cluster', () => {
       current = phase;
       await fault();
       // The cluster has healed: the ledger takes proposals again (during a pause it may answer only UNAVAILABLE), then the next phase takes over.
-      await eventually(async () => (phase.acknowledged.size > 0 ? true : undefined), 120_000, `${name}: a proposal acknowledged after the fault`);
+      await eventually(async () => (phase.acknowledged.size > 0 ? true : undefined), 120_000, `${name}: a proposal acknowledged after the fault`).catch((err: Error) => {
+        throw new Error(`${err.message} (${agentsSaid()})`);
+      });
       await sleep(2000);
       phase.wallMs = Date.now() - started;
       phase.exitsAfter = everything.exits.length;
