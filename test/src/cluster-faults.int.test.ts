@@ -165,7 +165,8 @@ describe('fault battery on a three-node Kafka cluster', () => {
       current = phase;
       await fault();
       // The cluster has healed: the ledger takes proposals again (during a pause it may answer only UNAVAILABLE), then the next phase takes over.
-      await eventually(async () => (phase.acknowledged.size > 0 ? true : undefined), 120_000, `${name}: a proposal acknowledged after the fault`).catch((err: Error) => {
+      // The bound is for a wedge, not a speed figure (each phase's wall time is printed): clients refresh stale metadata slowly on a loaded machine.
+      await eventually(async () => (phase.acknowledged.size > 0 ? true : undefined), 300_000, `${name}: a proposal acknowledged after the fault`).catch((err: Error) => {
         throw new Error(`${err.message} (${agentsSaid()})`);
       });
       await sleep(2000);
