@@ -2,11 +2,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import type { LedgerClient } from '@agent-ledger/client';
+import { awaitStatement, type LedgerClient } from '@agent-ledger/client';
 import type { LogBus } from '@agent-ledger/kafka';
 import { projectionDigest, resetProjection } from '@agent-ledger/store';
 import { verifyBundle } from '@agent-ledger/verifier';
-import { Projector, exportCommand, topicNames, type LedgerHome, type RunningLedger, type ServeRole } from '@agent-ledger/ledger';
+import { Projector, entryLocation, exportCommand, topicNames, type LedgerHome, type RunningLedger, type ServeRole } from '@agent-ledger/ledger';
 import { clientFor, eventually, getJson, proposal, readAs } from './live.js';
 
 /** One way to run the live ledger: on Kafka and PostgreSQL, or embedded (`ledger dev`). */
@@ -107,6 +107,53 @@ export function runLiveContract(mode: LiveMode): void {
       const timeout = await support.awaitDecision(silent.proposalHash, 30_000);
       assert.deepEqual([timeout.outcome, timeout.code], ['deny', 'TIMEOUT']);
       decided.push(...[approved, denied, silent].map((p, i) => ({ agent: 'agent-support-bot', hash: p.proposalHash, outcome: i === 0 ? 'allow' : 'deny' })));
+    });
+
+    test('an insider with the gate\'s key signs answers the rules do not give: each is rejected on the log, live, with the code verify-chain would give', async () => {
+      const gate = client('gate');
+      const support = client('agent-support-bot');
+      const alice = home.key('admin-alice');
+      const pending = await confirmation(emailCustomer());
+      // The gate's own statements on this proposal, read back from the log: the forgeries copy them field for field.
+      const bus = mode.reader(home);
+      const own = new Map<string, Record<string, unknown>>();
+      try {
+        await eventually(async () => {
+          for (let p = 1; p <= home.config.eventPartitions; p++) {
+            const { topic, partition } = entryLocation(topicNames(home.config.topicPrefix), p);
+            for await (const r of bus.readRange(topic, partition, '0')) {
+              const statement = (JSON.parse(r.value.toString()) as { envelope: { statement: { type: string; body: Record<string, unknown> } } }).envelope.statement;
+              if (statement.body.proposal === pending.proposalHash) own.set(statement.type, statement.body);
+            }
+          }
+          return own.has('decision.recorded') && own.has('confirmation.requested') ? true : undefined;
+        }, 30_000, 'the gate\'s verify_first and its confirmation request on the log');
+      } finally {
+        await bus.close();
+      }
+      const first = own.get('decision.recorded') as Record<string, unknown>;
+      assert.equal(first.outcome, 'verify_first');
+      const forgeries: [string, ReturnType<LedgerClient['sign']>][] = [
+        // No approval yet: an allow would be consent from silence.
+        ['an allow without an approval', gate.sign('decision.recorded', { ...first, outcome: 'allow', code: null } as never)],
+        // A first decision again: the proposal is no longer waiting for one.
+        ['a second first decision (a block)', gate.sign('decision.recorded', { ...first, outcome: 'block', code: 'POLICY_VIOLATION' } as never)],
+        // A second request for the same proposal, with a later deadline: the human's clock would start again.
+        ['a second confirmation request', gate.sign('confirmation.requested', { ...own.get('confirmation.requested'), deadline: new Date(Date.now() + 3_600_000).toISOString() } as never)],
+      ];
+      for (const [what, envelope] of forgeries) {
+        const { id } = await gate.submit(envelope);
+        const outcome = await awaitStatement(running.apiUrl ?? '', id, 30_000, { signer: alice });
+        assert.equal(outcome.status, 'rejected', `${what}: ${JSON.stringify(outcome)}`);
+        assert.equal(outcome.status === 'rejected' ? outcome.code : null, 'POLICY_VIOLATION', what);
+      }
+      // The real request still stands, and the one answer that counts decides.
+      const dana = client('approver-dana');
+      await dana.submit(dana.sign('human.response', { agentId: 'agent:support-bot', proposal: pending.proposalHash, request: pending.requestHash, answer: 'approve', assurance: 'self_signed', platformIdentity: null }));
+      const decision = await support.awaitDecision(pending.proposalHash, 30_000);
+      assert.equal(decision.outcome, 'allow');
+      assert.equal(decision.entry.envelope.statement.author.keyId, home.key('gate').keyId);
+      decided.push({ agent: 'agent-support-bot', hash: pending.proposalHash, outcome: 'allow' });
     });
 
     test('after a restart on the same installation: every decision and grant is still there, and the chains go on', async () => {

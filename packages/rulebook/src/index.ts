@@ -3,6 +3,7 @@ export type { LifeState, LifeEntry, LifeStatement, WaitingProposal, OpenConfirma
 export { decide, firstDecision, finalDecision, DEFAULT_DEADLINES_MS, DEFAULT_CONFIRMATION } from './decide.js';
 export type { Said, SaidGroup, LifeCommand, LifeDecision, ConfirmationSettings, FirstDecisionFacts } from './decide.js';
 export { judge } from './judge.js';
+export { AuthorityHistory } from './authority-history.js';
 export type { JudgeContext } from './judge.js';
 export { countResponse, counts } from './responses.js';
 export type { CountedRequest, CountedResponse, ResponseEffect } from './responses.js';

@@ -4,6 +4,7 @@ import * as rulebook from '../src/index.js';
 
 test('the package exports exactly these names', () => {
   assert.deepEqual(Object.keys(rulebook).sort(), [
+    'AuthorityHistory',
     'DEFAULT_CONFIRMATION',
     'DEFAULT_DEADLINES_MS',
     'DEFAULT_FATIGUE',

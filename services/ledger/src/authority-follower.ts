@@ -22,6 +22,8 @@ export class AuthorityFollower implements AuthorityView {
   #waiters: { size: number; resolve: () => void }[] = [];
   #failure: Error | undefined;
   #started = false;
+  /** Offset after the last authority record read (folded or skipped as already folded). */
+  #nextOffset = 0n;
 
   constructor(bus: LogBus, trustRoot: TrustRoot, topics: TopicNames) {
     this.#bus = bus;
@@ -51,10 +53,24 @@ export class AuthorityFollower implements AuthorityView {
     });
   }
 
+  /**
+   * How many authority entries the log has committed now, read from the log
+   * itself past what this follower has folded (it may be behind): "is there
+   * really no entry N yet?" asked of the log, not of this follower's progress.
+   */
+  async committedSize(): Promise<number> {
+    let size = this.#state.size;
+    for await (const record of this.#bus.readRange(this.#topics.authority, 0, String(this.#nextOffset))) {
+      const index = (JSON.parse(record.value.toString('utf8')) as { index?: unknown }).index;
+      if (typeof index === 'number' && index + 1 > size) size = index + 1;
+    }
+    return size;
+  }
+
   /** Starts following from the first entry; resolves when caught up with the committed end. */
   async start(groupId: string): Promise<void> {
     this.#started = true;
-    for await (const record of this.#bus.readRange(this.#topics.authority, 0, '0')) this.#fold(record.value);
+    for await (const record of this.#bus.readRange(this.#topics.authority, 0, '0')) this.#fold(record.value, 0, record.offset);
     const caughtUp = this.#state.size;
     this.#subscription = await this.#bus.subscribe({
       groupId,
@@ -64,15 +80,19 @@ export class AuthorityFollower implements AuthorityView {
       onBatch: async (batch) => {
         for (const record of batch.records) {
           // Entries already folded during catch-up are skipped by index.
-          this.#fold(record.value, caughtUp);
+          this.#fold(record.value, caughtUp, record.offset);
         }
       },
     });
   }
 
-  #fold(value: Buffer, skipBelow = 0): void {
+  #fold(value: Buffer, skipBelow: number, offset: string): void {
     const entry = EntrySchema.parse(parseStrictJson(value.toString('utf8'))) as unknown as Entry;
-    if (entry.index < Math.max(skipBelow, this.#state.size)) return;
+    const next = BigInt(offset) + 1n;
+    if (entry.index < Math.max(skipBelow, this.#state.size)) {
+      if (next > this.#nextOffset) this.#nextOffset = next;
+      return;
+    }
     try {
       this.#state.apply(entry.envelope.statement, entry.index, Date.parse(entry.sequencedAt));
     } catch (err) {
@@ -81,6 +101,7 @@ export class AuthorityFollower implements AuthorityView {
     }
     const hash = statementHash(entry.envelope.statement);
     for (const listener of this.#listeners) listener(entry, hash);
+    if (next > this.#nextOffset) this.#nextOffset = next;
     this.#waiters = this.#waiters.filter((w) => {
       if (this.#state.size < w.size) return true;
       w.resolve();

@@ -6,6 +6,7 @@ import { collectProcessMetrics } from './api/operator-metrics.js';
 import { type LogBus, WriterFencedError } from '@agent-ledger/kafka';
 import { kafkaBusFor, topicDurability } from './kafka-client.js';
 import { createPool, ensureDatabase, isPostgresUnavailable, migrate, type SqlPool } from '@agent-ledger/store';
+import { AuthorityHistory } from '@agent-ledger/rulebook';
 import { AuthorityFollower } from './authority-follower.js';
 import { buildApi, DEFAULT_RATE_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT } from './api/server.js';
 import { rateSettingsFrom, type RateSettings } from './api/rate-limit.js';
@@ -245,6 +246,9 @@ export async function serve(
     const workers = Number.isInteger(asked) && asked >= 0 && asked <= 16 ? asked : undefined;
     const signatures = workers === 0 ? undefined : new SignaturePool(workers);
     if (signatures !== undefined) stops.push(() => signatures.close());
+    // Events partitions judge answers by the authority stream as verify-chain does: fold it from the follower, genesis on.
+    const authorityHistory = partitions.some((p) => p !== 0) ? new AuthorityHistory() : undefined;
+    if (authorityHistory !== undefined) follower.onEntry((entry, hash) => authorityHistory.add(entry.envelope.statement, entry.index, hash, Date.parse(entry.sequencedAt)));
     const settings = {
       trustRoot: home.trustRoot,
       eventPartitions: config.eventPartitions,
@@ -255,6 +259,7 @@ export async function serve(
       sealAnswers: options.storage !== undefined,
       topics,
       ...(signatures === undefined ? {} : { signatures }),
+      ...(authorityHistory === undefined ? {} : { authorityHistory }),
     };
     for (const p of partitions) sequencers.push(new PartitionSequencer(p, bus, settings, follower));
     // Every writer at once (each fences its predecessor), then partition 0 first: the others judge keys by the authority stream it writes.

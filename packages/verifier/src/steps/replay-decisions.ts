@@ -1,6 +1,6 @@
 import type { Statement } from '@agent-ledger/core';
-import { evolve as evolveGate, initialState as initialGate, type AuthorityEvent, type GateState } from '@agent-ledger/gate';
 import {
+  AuthorityHistory,
   REPLAY_WINDOW,
   evolve,
   initialState,
@@ -34,41 +34,19 @@ export const DEFAULT_REPLAY_LIMITS: Required<ReplayLimits> = REPLAY_WINDOW;
  */
 export class DecisionReplay {
   readonly #limits: ReplayLimits;
-  readonly #authority: AuthorityEvent[] = [];
-  /** `sequencedAt` of each authority entry, ms (never decreasing). */
-  readonly #authorityTimes: number[] = [];
-  /** Authority index of each key's revocation. */
-  readonly #revokedAt = new Map<string, number>();
-  /** Gate state after the first `#cursorSize` authority entries (evolve mutates it, so it only moves forward). */
-  #cursor: GateState = initialGate();
-  #cursorSize = 0;
+  readonly #history = new AuthorityHistory();
   #life: LifeState;
   readonly #context: JudgeContext;
 
   constructor(limits: ReplayLimits = {}, rules?: RulesRegistry) {
     this.#limits = limits;
     this.#life = initialState(limits);
-    this.#context = {
-      ...(rules === undefined ? {} : { rules }),
-      gateAt: (size) => this.#stateAt(size),
-      authorityCountAt: (atMs) => this.#authorityCountAt(atMs),
-      keyRevokedAt: (keyId, size) => {
-        const at = this.#revokedAt.get(keyId);
-        return at !== undefined && at < size;
-      },
-    };
+    this.#context = this.#history.context(rules);
   }
 
   /** Folds an authority entry (already authorised and applied to the registry). */
   authority(entry: EntryResult, statement: Statement): void {
-    this.#authority.push({ statement, index: entry.index, statementHash: entry.statementHash ?? '', sequencedAt: entry.sequencedAtMs });
-    this.#authorityTimes.push(entry.sequencedAtMs);
-    if (statement.type === 'key.revoked') {
-      const keyId = (statement.body as { keyId: string }).keyId;
-      if (!this.#revokedAt.has(keyId)) this.#revokedAt.set(keyId, entry.index);
-    } else if (statement.type === 'root.rotated') {
-      for (const keyId of (statement.body as { revokeKeys: readonly string[] }).revokeKeys) if (!this.#revokedAt.has(keyId)) this.#revokedAt.set(keyId, entry.index);
-    }
+    this.#history.add(statement, entry.index, entry.statementHash ?? '', entry.sequencedAtMs);
   }
 
   /** A new events partition starts: nothing about one agent crosses partitions. */
@@ -90,31 +68,5 @@ export class DecisionReplay {
     };
     judge(this.#life, life, this.#context);
     evolve(this.#life, life);
-  }
-
-  /** Number of authority entries sequenced at or before `atMs`. */
-  #authorityCountAt(atMs: number): number {
-    const times = this.#authorityTimes;
-    let lo = 0;
-    let hi = times.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((times[mid] as number) <= atMs) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** The gate state after the first `size` authority entries ("at authority index size", SPEC.md section 7). */
-  #stateAt(size: number): GateState {
-    if (size < this.#cursorSize) {
-      this.#cursor = initialGate();
-      this.#cursorSize = 0;
-    }
-    while (this.#cursorSize < size) {
-      this.#cursor = evolveGate(this.#cursor, this.#authority[this.#cursorSize] as AuthorityEvent);
-      this.#cursorSize += 1;
-    }
-    return this.#cursor;
   }
 }

@@ -1,4 +1,4 @@
-import { LedgerError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode, isReasonCode } from '@agent-ledger/refusals';
 import {
   AuthorityState,
   EntrySchema,
@@ -24,7 +24,7 @@ import {
 import { ChunkedCommitter, type InBatch, type InRecord, type LogBus, type OutRecord, type TransactionalWriter } from '@agent-ledger/kafka';
 import { entryLocation, entryRecordValue, type TopicNames } from '../topics.js';
 import { admit, type Admitted, type Rejected } from './admission.js';
-import { admitsProposal, evolve, initialState, lifeEntryOf, oldestOpenMs, type LifeState, type ReplayLimits } from '@agent-ledger/rulebook';
+import { admitsProposal, evolve, initialState, judge, lifeEntryOf, oldestOpenMs, type AuthorityHistory, type JudgeContext, type LifeEntry, type LifeState, type LifeStatement, type ReplayLimits } from '@agent-ledger/rulebook';
 
 /** A bundle line is the entry record with `"kind":"entry",` added: what verify-chain counts. */
 const LINE_KIND_BYTES = 15;
@@ -33,6 +33,19 @@ import { WINDOW_MARGIN_MS, newestCheckpoint, type CheckpointRecord } from './che
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
+
+/** How long a decision citing authority entries this process has not folded yet waits for them before it is judged. */
+const AUTHORITY_CATCH_UP_MS = 5_000;
+
+/**
+ * Events statements the rulebook judges by the partition's proposal-life
+ * state (`judge`), as verify-chain does. Proposals are bounded by admission's
+ * window check already; the fatigue signals name approvals that may be older
+ * than a checkpoint's read-back, so they are judged only on a state rebuilt
+ * from the partition's first entry.
+ */
+const JUDGED_LIVE: ReadonlySet<string> = new Set(['decision.recorded', 'confirmation.requested', 'timeout.recorded']);
+const JUDGED_ON_FULL_STATE: ReadonlySet<string> = new Set(['grant.suggested', 'approval.rushed']);
 
 /** Header on an intake record the API refused (its ReasonCode): recorded as `intake.rejected`, never admitted. */
 export const REFUSED_HEADER = 'ledger-refused';
@@ -123,6 +136,13 @@ export interface SequencerSettings {
   readonly signatures?: SignaturePool;
   /** The bound on undecided proposals per partition (default: the rulebook's REPLAY_WINDOW, what verify-chain holds). */
   readonly replayWindow?: ReplayLimits;
+  /**
+   * The authority stream as the rulebook judges decisions by it (folded from
+   * the same follower as the AuthorityView). With it, events partitions judge
+   * every decision, confirmation request, timeout and fatigue signal before
+   * admitting it, so the live log holds only what verify-chain accepts.
+   */
+  readonly authorityHistory?: AuthorityHistory;
 }
 
 /**
@@ -132,6 +152,10 @@ export interface SequencerSettings {
  */
 export interface AuthorityView {
   current(): { state: AuthorityState; size: number };
+  /** Resolves once at least `size` authority entries are folded (rejects after `timeoutMs`). */
+  waitFor?(size: number, timeoutMs: number): Promise<void>;
+  /** How many authority entries the log has committed now (read from the log, past what is folded). */
+  committedSize?(): Promise<number>;
 }
 
 /** Counters a sequencer exposes on /metrics. */
@@ -167,8 +191,12 @@ export class PartitionSequencer {
   /** Partition 0 keeps its own registry: it decides authority statements. */
   #authority: AuthorityState;
   #window: ReplayWindow | null = null;
-  /** Events partitions: the proposal-life state, for the rulebook's bound on undecided proposals. */
+  /** Events partitions: the proposal-life state, for the rulebook's bound on undecided proposals and its judgement of answers. */
   #life: LifeState;
+  /** True when #life was folded from the partition's first entry (not from a checkpoint's read-back). */
+  #lifeComplete = false;
+  /** Events partitions with an authority history: the rulebook's judging context (its own gate-state cursor). */
+  readonly #judgeContext: JudgeContext | undefined;
   #sealedSize = 0;
   #lastSealAt = Date.now();
   #lastCommitAt = Date.now();
@@ -185,6 +213,7 @@ export class PartitionSequencer {
     this.#chain = new PartitionChain(partition);
     this.#authority = new AuthorityState(settings.trustRoot);
     this.#life = initialState(settings.replayWindow);
+    this.#judgeContext = partition === 0 ? undefined : settings.authorityHistory?.context();
   }
 
   /** The transactional id: one per input partition (kafkajs's exactly-once shape). */
@@ -305,6 +334,7 @@ export class PartitionSequencer {
     this.#authority = new AuthorityState(this.#settings.trustRoot);
     this.#window = window;
     this.#life = life;
+    this.#lifeComplete = false;
     this.#sealedSize = newest.size;
     return read;
   }
@@ -339,6 +369,7 @@ export class PartitionSequencer {
     this.#authority = authority;
     this.#window = window;
     this.#life = life;
+    this.#lifeComplete = true;
     this.#sealedSize = sealed;
     return read;
   }
@@ -391,7 +422,8 @@ export class PartitionSequencer {
           const registry = this.#registry();
           const life = this.#life;
           const fitsWindow = this.partition === 0 ? undefined : (lineBytes: number) => admitsProposal(life, lineBytes);
-          const result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n], fitsWindow);
+          let result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n], fitsWindow);
+          if (result.kind === 'admitted') result = await this.#judged(result, record.value, now, registry.size);
           let envelope: Envelope;
           if (result.kind === 'admitted') {
             envelope = result.envelope;
@@ -476,6 +508,52 @@ export class PartitionSequencer {
         ...(this.partition === 0 ? {} : { lifeFromMs: oldestOpenMs(this.#life) }),
       } satisfies CheckpointRecord),
     };
+  }
+
+  /**
+   * The rulebook's judgement of an admitted events statement, as verify-chain
+   * will make it on this partition's state at this point (the same `judge`,
+   * on the same proposal-life state, under the authority stream the entry
+   * cites). A statement that would fail replay becomes a rejection instead,
+   * with the rulebook's code: the live log holds only what verify-chain
+   * accepts. A decision citing authority entries this process has not folded
+   * yet waits a little for them (the gate may read the stream ahead of us).
+   */
+  async #judged(admitted: Admitted, raw: Buffer, now: number, authorityIndex: number): Promise<Admitted | Rejected> {
+    const context = this.#judgeContext;
+    const statement = admitted.envelope.statement;
+    if (context === undefined) return admitted;
+    if (!JUDGED_LIVE.has(statement.type) && !(this.#lifeComplete && JUDGED_ON_FULL_STATE.has(statement.type))) return admitted;
+    const view = this.#authorityView;
+    const history = this.#settings.authorityHistory;
+    if (statement.type === 'decision.recorded' && history !== undefined && view?.committedSize !== undefined && view.waitFor !== undefined) {
+      const cited = (statement.body as { authorityIndex: number }).authorityIndex;
+      // Entries the log has but this process has not folded yet are waited for (the batch comes again if
+      // that takes too long); an index the log does not have is judged now, and rejected.
+      if (cited > history.size && cited <= (await view.committedSize())) {
+        await view.waitFor(cited, AUTHORITY_CATCH_UP_MS).catch((err: unknown) => {
+          throw new OperationalError(OperationalCode.UNAVAILABLE, `a decision cites authority entries not folded yet: ${(err as Error).message}`, { cause: err });
+        });
+      }
+    }
+    const life: LifeEntry = {
+      statement: { type: statement.type, body: statement.body, author: statement.author } as LifeStatement,
+      partition: this.partition,
+      index: this.#chain.size,
+      sequencedAtMs: now,
+      authorityIndex,
+      statementHash: statementHash(statement),
+      // Only a proposal's line size counts in judging, and proposals are not judged here.
+      bytes: 0,
+    };
+    try {
+      judge(this.#life, life, context);
+      return admitted;
+    } catch (err) {
+      if (!(err instanceof LedgerError)) throw err;
+      const agentId = (statement.body as { agentId?: string }).agentId ?? claimedAgentOf(raw);
+      return { kind: 'rejected', code: err.code, detail: err.message.slice(0, 300), agentId, input: sha256Hex(raw) };
+    }
   }
 
   #rejection(code: ReasonCode, detail: string, agentId: string, input: string, now: number): Envelope {
