@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { EntrySchema, statementHash, type Entry } from '@agent-ledger/core';
 import { entryLocation, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
+import { seriousViolations } from './axe.js';
 import { signedFetch } from '@agent-ledger/client';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
 
@@ -74,6 +75,8 @@ describe('approval page', () => {
     assert.deepEqual(JSON.parse((await args.textContent()) ?? ''), { amountUsd: 98000, iban: 'DE89370400440532013000', memo: 'Q4 consulting, invoice 2026-118' });
     assert.equal(await args.evaluate((dd) => (globalThis as unknown as { getComputedStyle(e: unknown): { whiteSpace: string } }).getComputedStyle(dd).whiteSpace), 'pre');
     await page.screenshot({ path: join(shots, 'approve-phone-375-details.png'), fullPage: true });
+    // No serious or critical accessibility violation with a request shown and its details open.
+    assert.deepEqual(await seriousViolations(page), []);
 
     // Live: a new request appears with no Refresh button to press.
     assert.equal(await page.locator('#refresh').count(), 0);
@@ -188,6 +191,7 @@ describe('approval page', () => {
     await browserApprover(page, 'approver:hal');
     await page.locator('li[data-proposal] .headline').first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(shots, 'approve-desktop.png'), fullPage: true });
+    assert.deepEqual(await seriousViolations(page), []);
     // The live stream is a signed read too: refused without a signature, served to an approver.
     assert.equal((await fetch(`${running.apiUrl}/v1/pending/stream`, { signal: AbortSignal.timeout(5000) })).status, 401);
     const stream = await signedFetch(home.key('approver-dana'))(`${running.apiUrl}/v1/pending/stream`, { signal: AbortSignal.timeout(5000) });

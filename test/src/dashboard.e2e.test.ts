@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
+import { seriousViolations } from './axe.js';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
 import { signRead, signedFetch } from '@agent-ledger/client';
 
@@ -52,6 +53,7 @@ describe('operator dashboard', () => {
     assert.match(response?.headers()['content-type'] ?? '', /^text\/html/);
     assert.deepEqual(await page.locator('a').evaluateAll((as) => as.map((a) => (a as unknown as { getAttribute(n: string): string }).getAttribute('href'))), ['/dashboard', '/approve', '/openapi.json', '/metrics', '/readyz', '/healthz']);
     await page.screenshot({ path: join(shots, 'landing.png') });
+    assert.deepEqual(await seriousViolations(page), []);
     await page.close();
   });
 
@@ -67,10 +69,19 @@ describe('operator dashboard', () => {
     // as a signing proxy in front of an operator's browser would.
     assert.equal((await fetch(`${running.apiUrl}/dashboard`)).status, 401);
     await page.route(`${running.apiUrl}/dashboard`, (route) => route.continue({ headers: { ...route.request().headers(), authorization: signRead(home.key('admin-alice'), 'GET', '/dashboard') } }));
+    // The SIEM exporter has exported the refusal: /metrics says it has nothing left on any partition.
+    const metricsFetch = signedFetch(home.key('admin-alice'));
+    await eventually(async () => {
+      const backlog = [...(await (await metricsFetch(`${running.apiUrl}/metrics`)).text()).matchAll(/^ledger_siem_export_backlog_entries\{partition="(\d+)"\} (\d+)$/gm)];
+      return backlog.length === home.config.eventPartitions + 1 && backlog.every((m) => m[2] === '0') ? true : undefined;
+    }, 30_000, 'the SIEM exporter caught up');
     await page.goto(`${running.apiUrl}/dashboard`);
     await page.screenshot({ path: join(shots, 'dashboard.png'), fullPage: true });
+    // No serious or critical accessibility violation (WCAG A/AA and axe best practices) at desktop size or on a phone.
+    assert.deepEqual(await seriousViolations(page), []);
     await page.setViewportSize({ width: 375, height: 812 });
     await page.screenshot({ path: join(shots, 'dashboard-phone-375.png'), fullPage: true });
+    assert.deepEqual(await seriousViolations(page), []);
 
     const { body: pending } = await getJson<{ pending: { proposalHash: string }[] }>(running, '/v1/pending');
     assert.equal(await page.locator('[data-tile="pending"] b').textContent(), String(pending.pending.length));
@@ -93,7 +104,7 @@ describe('operator dashboard', () => {
     // Fatigue signals: both drawn, with the counts the log gives (none rushed here: the answers took their time or not, either way the numbers match /metrics).
     const signals = await page.locator('[data-chart="fatigue"] g[data-signal]').evaluateAll((gs) => gs.map((g) => (g as unknown as { dataset: Record<string, string> }).dataset));
     assert.deepEqual(signals.map((g) => g['signal']), ['approval.rushed', 'grant.suggested']);
-    const metricsText = await (await signedFetch(home.key('admin-alice'))(`${running.apiUrl}/metrics`)).text();
+    const metricsText = await (await metricsFetch(`${running.apiUrl}/metrics`)).text();
     for (const g of signals) {
       const exported = new RegExp(`^ledger_fatigue_signals_total\\{signal="${(g['signal'] as string).replace('.', '\\.')}"\\} (\\d+)$`, 'm').exec(metricsText)?.[1] ?? '0';
       assert.equal(g['count'], exported, `${g['signal']} drawn as exported`);
@@ -102,6 +113,17 @@ describe('operator dashboard', () => {
     const partitions = await page.locator('[data-chart="checkpoints"] g[data-partition]').evaluateAll((gs) => gs.map((g) => (g as unknown as { dataset: Record<string, string> }).dataset));
     assert.deepEqual(partitions.map((p) => p['partition']).sort(), Array.from({ length: home.config.eventPartitions + 1 }, (_, p) => String(p)));
     assert.ok(Number(partitions.find((p) => p['partition'] === '0')?.['size']) > 0, 'partition 0 has a checkpoint');
+    // SIEM export backlog: a bar per ledger partition, drawn from the exporter's committed offsets against the log's end.
+    const siem = await page.locator('[data-chart="siem"] g[data-partition]').evaluateAll((gs) => gs.map((g) => (g as unknown as { dataset: Record<string, string> }).dataset));
+    assert.deepEqual(siem.map((p) => p['partition']), Array.from({ length: home.config.eventPartitions + 1 }, (_, p) => String(p)));
+    for (const p of siem) assert.equal(p['behind'], '0', `partition ${p['partition']} exported`);
+    // Partition 0 (authority) holds entries, so the exporter has a committed position on it, at the end but for the commit marker.
+    const authority = siem.find((p) => p['partition'] === '0');
+    assert.ok(Number(authority?.['end']) > 0 && authority?.['committed'] !== '', 'the authority partition has a committed SIEM position');
+    assert.equal(await page.locator('[data-tile="siem"] b').textContent(), 'caught up');
+    // The page reloads itself only when the operator asks for it (one link away), never unasked.
+    assert.equal(await page.locator('meta[http-equiv="refresh"]').count(), 0);
+    assert.equal(await page.locator('a[href="/dashboard?live=1"]').count(), 1);
     // Everything is served here: no script, nothing from elsewhere.
     assert.deepEqual(requests.filter((u) => !u.startsWith(running.apiUrl as string)), []);
     assert.equal(await page.locator('script').count(), 0);

@@ -2,6 +2,7 @@ import type { SqlPool } from '@agent-ledger/store';
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { statementHash, type Entry } from '@agent-ledger/core';
 import type { LogIndex } from './log-index.js';
+import { measureSiemLag, type SiemLag, type SiemLagSource } from '../siem/siem-lag.js';
 
 /** Buckets of the approval latency histogram, in seconds: a human answers in seconds to minutes. */
 export const APPROVAL_LATENCY_BUCKETS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600] as const;
@@ -37,7 +38,10 @@ export interface PendingDepth {
  * - `ledger_checkpoint_age_seconds{partition}` and
  *   `ledger_checkpoint_uncovered_entries{partition}`: how old the newest signed
  *   checkpoint is and how many entries follow it (an age that grows while
- *   entries wait uncovered means the sequencer stopped sealing).
+ *   entries wait uncovered means the sequencer stopped sealing);
+ * - `ledger_siem_export_backlog_entries{partition}`: entries of a ledger
+ *   partition the SIEM exporter has not consumed yet, at most (see
+ *   `SiemPartitionLag` in `siem/siem-lag.ts`); absent while the log does not answer.
  */
 export class OperatorMetrics {
   readonly latency: Histogram<'answer'>;
@@ -49,10 +53,16 @@ export class OperatorMetrics {
   readonly #requested = new Map<string, number>();
 
   readonly #eventPartitions: number;
+  readonly #siem: SiemLagSource | undefined;
 
-  /** `eventPartitions`: the installation's event partitions; every ledger partition 0..N is reported, written to or not. */
-  constructor(registry: Registry, pool: SqlPool, logIndex: LogIndex, eventPartitions = 0) {
+  /**
+   * `eventPartitions`: the installation's event partitions; every ledger
+   * partition 0..N is reported, written to or not. `siem`: the log the SIEM
+   * exporter's position is read from (its lag is unknown without it).
+   */
+  constructor(registry: Registry, pool: SqlPool, logIndex: LogIndex, eventPartitions = 0, siem?: SiemLagSource) {
     this.#eventPartitions = eventPartitions;
+    this.#siem = siem;
     this.#pool = pool;
     this.#logIndex = logIndex;
     this.latency = new Histogram({
@@ -103,6 +113,29 @@ export class OperatorMetrics {
         for (const health of metrics.checkpointHealth()) this.set({ partition: String(health.partition) }, health.entries - health.checkpointSize);
       },
     });
+    new Gauge({
+      name: 'ledger_siem_export_backlog_entries',
+      help: 'Entries of a ledger partition the SIEM exporter has not consumed yet, at most (log offsets past its committed position, the end commit marker excluded); absent when the log cannot be asked',
+      labelNames: ['partition'],
+      registers: [registry],
+      async collect() {
+        const lag = await metrics.siemLag();
+        this.reset();
+        if (lag.known) for (const p of lag.partitions) this.set({ partition: String(p.partition) }, p.behind);
+      },
+    });
+  }
+
+  #siemInFlight: Promise<SiemLag> | undefined;
+
+  /** How far the SIEM exporter is behind, per ledger partition (one reading serves concurrent callers). */
+  siemLag(): Promise<SiemLag> {
+    const source = this.#siem;
+    if (source === undefined) return Promise.resolve({ known: false, reason: 'this API does not read the log the SIEM exporter consumes' });
+    this.#siemInFlight ??= measureSiemLag(source).finally(() => {
+      this.#siemInFlight = undefined;
+    });
+    return this.#siemInFlight;
   }
 
   /** Observes an indexed entry: requests start a latency clock, answers and timeouts stop it. */

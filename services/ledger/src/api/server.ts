@@ -146,7 +146,8 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   const waitSeconds = new Histogram({ name: 'ledger_api_decision_wait_seconds', help: 'Time a long-poll waited for its decision', buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
   new Gauge({ name: 'ledger_authority_index', help: 'Authority entries folded by this process', registers: [registry], collect() { try { this.set(deps.follower.current().size); } catch { /* the follower failed: /readyz says so */ } } });
 
-  const operatorMetrics = new OperatorMetrics(registry, deps.pool, deps.logIndex, deps.eventPartitions);
+  // Only a Kafka cluster answers clusterSize (the embedded log is one node), and only Kafka writes transaction commit markers.
+  const operatorMetrics = new OperatorMetrics(registry, deps.pool, deps.logIndex, deps.eventPartitions, { bus: deps.bus, topics: deps.topics, commitMarkers: deps.bus.clusterSize !== undefined });
   deps.logIndex.onEntry((_partition, entry) => operatorMetrics.observe(entry));
   const tracker = new StatementTracker();
   new Gauge({ name: 'ledger_api_pending_statements', help: 'Statements this API accepted that the sequencer has not written yet', registers: [registry], collect() { this.set(tracker.pendingCount); } });

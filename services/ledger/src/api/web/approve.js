@@ -422,6 +422,8 @@ function field(list, name, value) {
   const dd = document.createElement('dd');
   dd.textContent = value;
   dd.dataset.field = name;
+  // An exact value scrolls sideways within its box: focusable, so a keyboard can scroll it too (WCAG 2.1.1).
+  dd.tabIndex = 0;
   list.append(dt, dd);
 }
 

@@ -102,7 +102,7 @@ function horizontalBars(chart: string, title: string, rows: readonly { label: st
 /** The dashboard's data, read at request time. */
 async function dashboardData(deps: DashboardDeps, nowMs: number) {
   const since = new Date(nowMs - WINDOW_MINUTES * 60_000);
-  const [refusals, decisions, pending, latency, health, fatigue] = await Promise.all([
+  const [refusals, decisions, pending, latency, health, fatigue, siem] = await Promise.all([
     deps.pool.query<{ minute: Date; code: string; count: string }>(`SELECT minute, code, count FROM refusal_metrics WHERE minute >= $1 ORDER BY minute, code`, [since]),
     deps.pool.query<{ minute: Date; outcome: string; count: string }>(
       `SELECT date_trunc('minute', sequenced_at) AS minute, outcome, count(*) AS count FROM enforcement_records WHERE sequenced_at >= $1 GROUP BY 1, 2 ORDER BY 1, 2`,
@@ -116,8 +116,9 @@ async function dashboardData(deps: DashboardDeps, nowMs: number) {
     deps.metrics.latency.get(),
     deps.health(),
     deps.metrics.fatigue.get(),
+    deps.metrics.siemLag(),
   ]);
-  return { refusals: refusals.rows, decisions: decisions.rows, pending: pending.rows, latency, health, checkpoints: deps.metrics.checkpointHealth(nowMs), fatigue };
+  return { refusals: refusals.rows, decisions: decisions.rows, pending: pending.rows, latency, health, checkpoints: deps.metrics.checkpointHealth(nowMs), fatigue, siem };
 }
 
 function page(title: string, body: string, refreshSeconds?: number): string {
@@ -139,8 +140,9 @@ ul.links li{margin:.4rem 0}
  * elsewhere: `/` (a landing page: what runs here and where to go) and
  * `/dashboard`, server-rendered SVG pictures of the pending queue and its
  * age, decisions and refusals by code per minute over the last hour,
- * approval latency, and checkpoint age and chain health per partition.
- * The dashboard reloads itself every 10 s.
+ * approval latency, checkpoint age and chain health per partition, and the
+ * SIEM exporter's backlog per partition.
+ * The dashboard reloads itself every 10 s when asked (`/dashboard?live=1`).
  */
 export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   app.get('/dashboard.css', async (_req, reply) => reply.headers(HEADERS).type('text/css; charset=utf-8').send(CSS));
@@ -162,12 +164,14 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     const oldest = data.pending.reduce((m, p) => Math.max(m, p.requested === null ? 0 : (now - p.requested.getTime()) / 1000), 0);
     const halted = ((data.health.detail['halted'] as unknown[] | undefined) ?? []).length;
     const staleCheckpoints = data.checkpoints.filter((c) => c.entries > c.checkpointSize && (c.ageSeconds ?? Infinity) > 60).length;
+    const siemBehind = data.siem.known ? data.siem.partitions.reduce((n, p) => n + p.behind, 0) : undefined;
     const tiles = [
       ['pending', 'waiting for a human', String(data.pending.length), data.pending.length > 0 && oldest > 60],
       ['oldest', 'oldest waits', `${Math.round(oldest)} s`, oldest > 60],
       ['refusals', 'refusals, last hour', String(refusalRows.reduce((n, r) => n + r.count, 0)), false],
       ['chain', 'chain health', halted === 0 ? 'ok' : `${halted} halted`, halted > 0],
       ['checkpoints', 'stale checkpoints', String(staleCheckpoints), staleCheckpoints > 0],
+      ['siem', 'SIEM export backlog', siemBehind === undefined ? 'unknown' : siemBehind === 0 ? 'caught up' : `≤ ${siemBehind}`, siemBehind !== 0],
     ] as const;
     const tileHtml = `<div class="tiles">${tiles.map(([id, label, value, bad]) => `<div class="tile${bad ? ' bad' : ''}" data-tile="${id}">${esc(label)}<b>${esc(value)}</b></div>`).join('')}</div>`;
     const queue = horizontalBars(
@@ -208,7 +212,24 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       data.checkpoints.map((c) => ({ label: `partition ${c.partition}`, value: c.ageSeconds ?? 0, text: c.ageSeconds === null ? 'no checkpoint yet' : `${Math.round(c.ageSeconds)} s ago, size ${c.checkpointSize} (${c.entries - c.checkpointSize} after)`, colour: c.entries > c.checkpointSize && (c.ageSeconds ?? Infinity) > 60 ? '#d62728' : '#2ca02c', data: { partition: c.partition, size: c.checkpointSize, entries: c.entries, age: c.ageSeconds === null ? '' : Math.round(c.ageSeconds) } })),
       Math.max(60, ...data.checkpoints.map((c) => c.ageSeconds ?? 0)),
     );
-    const body = `<h1>agent-ledger dashboard</h1><nav><a href="/">Home</a><a href="/approve">Approve</a><a href="/metrics">Metrics</a></nav><p>${esc(deps.origin)}, ${new Date(now).toISOString().slice(0, 19)}Z (reloads every 10 s)</p>${tileHtml}${queue}${stackedBars('decisions', 'Decisions per minute by outcome', decisionRows, now, (k) => OUTCOME_COLOURS[k] ?? colourOf(k))}${stackedBars('refusals', 'Refusals per minute by reason code', refusalRows, now, colourOf)}${latency}${fatigue}${checkpoints}`;
-    return reply.headers(HEADERS).type('text/html; charset=utf-8').send(page('agent-ledger dashboard', body, 10));
+    const siem = data.siem.known
+      ? horizontalBars(
+          'siem',
+          'SIEM export backlog per partition: entries the exporter has not consumed yet, at most (from its committed offsets against the log\'s end)',
+          data.siem.partitions.map((p) => ({
+            label: `partition ${p.partition}`,
+            value: p.behind,
+            text: p.behind === 0 ? `caught up (offset ${p.end})` : `at most ${p.behind} behind (${p.committed === null ? 'nothing committed' : `at offset ${p.committed}`} of ${p.end})`,
+            colour: p.behind === 0 ? '#2ca02c' : '#d62728',
+            data: { partition: p.partition, behind: p.behind, committed: p.committed ?? '', end: p.end },
+          })),
+          Math.max(1, ...data.siem.partitions.map((p) => p.behind)),
+        )
+      : `<figure data-chart="siem" data-state="unknown"><figcaption>SIEM export backlog per partition</figcaption><svg viewBox="0 0 720 28" role="img" aria-label="SIEM export backlog unknown"><text x="0" y="18" font-size="15">unknown: ${esc(data.siem.reason)}</text></svg></figure>`;
+    // Reloading by itself is the operator's choice, one link away and one link to stop (WCAG 2.2.1: a page must not refresh unasked).
+    const live = (req.query as Record<string, unknown>)['live'] === '1';
+    const reload = live ? 'reloads every 10 s: <a href="/dashboard">stop reloading</a>' : '<a href="/dashboard?live=1">reload every 10 s</a>';
+    const body = `<header><h1>agent-ledger dashboard</h1><nav><a href="/">Home</a><a href="/approve">Approve</a><a href="/metrics">Metrics</a></nav></header><main><p>${esc(deps.origin)}, ${new Date(now).toISOString().slice(0, 19)}Z (${reload})</p>${tileHtml}${queue}${stackedBars('decisions', 'Decisions per minute by outcome', decisionRows, now, (k) => OUTCOME_COLOURS[k] ?? colourOf(k))}${stackedBars('refusals', 'Refusals per minute by reason code', refusalRows, now, colourOf)}${latency}${fatigue}${checkpoints}${siem}</main>`;
+    return reply.headers(HEADERS).type('text/html; charset=utf-8').send(page('agent-ledger dashboard', body, live ? 10 : undefined));
   });
 }
