@@ -1,5 +1,6 @@
 import { ROLES } from '@agent-ledger/core';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Exit, reportError } from './cli-error.js';
 import type { VerifyReceiptCommandOptions } from './commands/receipt.js';
 import type { TrustOptions, TrustRootOptions } from './commands/trust.js';
@@ -10,6 +11,7 @@ import type { GrantProposeOptions, GrantWriteOptions } from './commands/grant-ad
 import type { KeyRegisterOptions, KeyWriteOptions } from './commands/key-admin.js';
 import type { AdminOptions } from './commands/admin.js';
 import { cliVersion, configureUsageErrors } from './cli-usage.js';
+import { failureJson, reportFailureJson } from './commands/json-output.js';
 
 function wholeNumber(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number');
@@ -20,11 +22,24 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** The description of every `--json` option: one object, success or failure alike. */
+const JSON_OUTPUT = 'print one JSON object: {"ok":true,...} or {"ok":false,"error":{code,message,retryable}}';
+
 let exitCode: number = Exit.ok;
+/**
+ * A command's action. Commander passes the command last: when it was given
+ * `--json`, a failure is printed as the one JSON object on stdout (exit 1
+ * refused, 2 usage or operational) instead of a line on stderr.
+ */
 const run =
   <A extends unknown[]>(fn: (...args: A) => number | Promise<number>) =>
   async (...args: A): Promise<void> => {
-    exitCode = await fn(...args);
+    try {
+      exitCode = await fn(...args);
+    } catch (err) {
+      if ((args.at(-1) as Command).opts<{ json?: boolean }>().json !== true) throw err;
+      exitCode = reportFailureJson(err);
+    }
   };
 
 const program = new Command('ledger')
@@ -50,7 +65,8 @@ program
   .requiredOption('--partition <n>', 'partition', wholeNumber)
   .requiredOption('--index <n>', 'entry index', wholeNumber)
   .requiredOption('--out <file>', 'receipt file to write')
-  .action(run(async (opts: { bundle: string; partition: number; index: number; out: string }) => (await import('./commands/receipt.js')).receiptCommand(opts)));
+  .option('--json', JSON_OUTPUT)
+  .action(run(async (opts: { bundle: string; partition: number; index: number; out: string; json?: boolean }) => (await import('./commands/receipt.js')).receiptCommand(opts)));
 
 program
   .command('verify-receipt')
@@ -71,6 +87,7 @@ program
   .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
   .option('--out <file>', 'trust file to write (default <home>/trust.json)')
   .option('--trust-root <file>', 'trust-root file handed out of band (default <home>/trust-root.json when present)')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (opts: TrustOptions) => (await import('./commands/trust.js')).trustCommand(opts)));
 
 program
@@ -92,7 +109,8 @@ program
   .option('--partitions <n>', 'event partitions', wholeNumber)
   .option('--checkpoint-every <n>', 'entries between checkpoints in a partition', wholeNumber)
   .option('--seed <n>', 'seed of the scenario mix', wholeNumber)
-  .action(run(async (opts: { events: number; out: string; trustRootOut: string; partitions?: number; checkpointEvery?: number; seed?: number }) => (await import('./commands/demo.js')).demoCommand(opts)));
+  .option('--json', JSON_OUTPUT)
+  .action(run(async (opts: { events: number; out: string; trustRootOut: string; partitions?: number; checkpointEvery?: number; seed?: number; json?: boolean }) => (await import('./commands/demo.js')).demoCommand(opts)));
 
 program
   .command('keygen')
@@ -100,7 +118,8 @@ program
   .requiredOption('--principal <id>', 'who the key speaks for, e.g. admin:alice')
   .requiredOption('--out <file>', 'key file to write')
   .option('--force', 'overwrite an existing file')
-  .action(run(async (opts: { principal: string; out: string; force?: boolean }) => (await import('./commands/keys.js')).keygenCommand(opts)));
+  .option('--json', JSON_OUTPUT)
+  .action(run(async (opts: { principal: string; out: string; force?: boolean; json?: boolean }) => (await import('./commands/keys.js')).keygenCommand(opts)));
 
 program
   .command('genesis')
@@ -113,6 +132,7 @@ program
   .addOption(new Option('--freshness-ms <ms>', 'accepted clock skew of statements').argParser(wholeNumber).default(300_000))
   .requiredOption('--out <file>', 'genesis envelope file to write')
   .requiredOption('--trust-root-out <file>', 'trust-root file to write')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (opts: Parameters<typeof import('./commands/keys.js').genesisCommand>[0]) => (await import('./commands/keys.js')).genesisCommand(opts)));
 
 program
@@ -147,14 +167,16 @@ program
   .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
   .option('--brokers <list>', 'Kafka brokers, comma-separated (default: the configuration\'s, or LEDGER_KAFKA_BROKERS)')
   .option('--pg-url <url>', 'PostgreSQL URL for the projection (default: the configuration\'s, or LEDGER_PG_URL)')
-  .action(run(async (opts: { home?: string; brokers?: string; pgUrl?: string }) => (await import('./commands/move-to-kafka.js')).moveToKafkaCommand(opts)));
+  .option('--json', `${JSON_OUTPUT}; progress goes to stderr`)
+  .action(run(async (opts: { home?: string; brokers?: string; pgUrl?: string; json?: boolean }) => (await import('./commands/move-to-kafka.js')).moveToKafkaCommand(opts)));
 
 program
   .command('export')
   .description('write the committed log, through the newest checkpoint of each partition, as a bundle')
   .requiredOption('--out <file>', 'bundle file to write')
   .option('--home <dir>', 'installation directory')
-  .action(run(async (opts: { out: string; home?: string }) => (await import('./commands/export.js')).exportCommand(opts)));
+  .option('--json', JSON_OUTPUT)
+  .action(run(async (opts: { out: string; home?: string; json?: boolean }) => (await import('./commands/export.js')).exportCommand(opts)));
 
 program
   .command('drive')
@@ -186,7 +208,8 @@ gate
   .command('evaluate')
   .description('decide scenarios (one JSON object or an array) and print one JSON decision line per scenario, in order')
   .requiredOption('--scenario <file>', 'scenario JSON file')
-  .action(run(async (opts: { scenario: string }) => (await import('./commands/gate-evaluate.js')).gateEvaluateCommand(opts.scenario)));
+  .option('--json', 'print one JSON object {"ok":true|false,"results":[...]} holding the decision lines, instead of one line per scenario')
+  .action(run(async (opts: { scenario: string; json?: boolean }) => (await import('./commands/gate-evaluate.js')).gateEvaluateCommand(opts.scenario, undefined, opts)));
 gate.command('bench').description('decide a gate corpus and print coverage by category, severity-weighted coverage and the misses').option('--corpus <file>', 'corpus JSON (default: the project corpus)').option('--min-coverage <percent>', 'exit 1 when the severity-weighted coverage or the benign allow rate is under this', Number).option('--rules-version <n>', 'rules version to decide with', Number).option('--json', 'print the report as JSON').action(run(async (opts: { corpus?: string; minCoverage?: number; rulesVersion?: number; json?: boolean }) => (await import('./commands/gate-bench.js')).gateBenchCommand(opts)));
 
 const grants = program.command('grants').description('the grant table: paper trails of grants and of the decisions they authorised');
@@ -212,7 +235,7 @@ function adminOptions(command: Command, signs = true): Command {
   return command
     .option('--api <url>', "API base URL (default: the installation's)")
     .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
-    .option('--json', 'print one JSON object: {"ok":true,...} or {"ok":false,"error":{code,message,retryable}}');
+    .option('--json', JSON_OUTPUT);
 }
 
 const grant = program
@@ -338,6 +361,7 @@ program
   .option('--submit', 'submit it to the installation\'s API')
   .option('--api <url>', 'API base URL (default: the installation\'s)')
   .option('--home <dir>', 'installation directory')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (opts: RotateRootOptions) => (await import('./commands/rotate-root.js')).rotateRootCommand(opts)));
 
 // Where agents meet the ledger: the Claude Code hook and the MCP gateway (loaded on use).
@@ -373,14 +397,34 @@ program
   .description('write the JSON Schemas generated from the statement types')
   .requiredOption('--out <dir>', 'directory')
   .option('--check', 'fail when the files on disk differ')
-  .action(run(async (opts: { out: string; check?: boolean }) => (await import('./commands/schemas.js')).schemasCommand(opts)));
+  .option('--json', JSON_OUTPUT)
+  .action(run(async (opts: { out: string; check?: boolean; json?: boolean }) => (await import('./commands/schemas.js')).schemasCommand(opts)));
+
+program
+  .command('completion')
+  .description('print a completion script for bash, zsh or fish, generated from this command tree (bash: source <(ledger completion bash))')
+  .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
+  .action(run(async (shell: string) => (await import('./commands/completion.js')).completionCommand(shell, program)));
 
 configureUsageErrors(program);
+// With --json (before a `--`, after which the words are another program's), a
+// usage error is the failure object on stdout like every other failure.
+const words = process.argv.slice(2);
+const jsonRequested = (words.includes('--') ? words.slice(0, words.indexOf('--')) : words).includes('--json');
+let usageFailure: string | undefined;
+if (jsonRequested) {
+  const capture = (command: Command, name: string): void => {
+    command.configureOutput({ outputError: (text) => void (usageFailure = `${text.replace(/^error: /, '').trimEnd()} (usage: ${name} ${command.usage()})`) });
+    for (const sub of command.commands) capture(sub, `${name} ${sub.name()}`);
+  };
+  capture(program, program.name());
+}
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
     exitCode = err.exitCode === 0 ? Exit.ok : Exit.usage;
+    if (jsonRequested && exitCode !== Exit.ok) process.stdout.write(`${JSON.stringify(failureJson(new OperationalError(OperationalCode.BAD_ARGUMENT, usageFailure ?? err.message)))}\n`);
   } else {
     try {
       exitCode = reportError(err);

@@ -19,6 +19,7 @@ import { LedgerHome } from '../home.js';
 import { readKeyFile } from '../keys.js';
 import { apiFetch } from '../api-fetch.js';
 import { checkApiUrl } from './http.js';
+import { failureJson, reportSuccess } from './json-output.js';
 
 /** Options every admin command shares. */
 export interface AdminOptions {
@@ -148,11 +149,11 @@ export function signersOf(envelope: Envelope): string[] {
 export async function runAdmin(json: boolean | undefined, body: () => Promise<{ human: string[]; report: Record<string, unknown> }>): Promise<number> {
   try {
     const { human, report } = await body();
-    process.stdout.write(json === true ? `${JSON.stringify({ ok: true, ...report })}\n` : `${human.join('\n')}\n`);
+    reportSuccess(json, human, report);
     return Exit.ok;
   } catch (err) {
     if (!(err instanceof LedgerError) && !(err instanceof OperationalError)) throw err;
-    if (json === true) process.stdout.write(`${JSON.stringify({ ok: false, error: err.toJSON() })}\n`);
+    if (json === true) process.stdout.write(`${JSON.stringify(failureJson(err))}\n`);
     else process.stderr.write(`ledger: ${err.code}: ${err.message}\n`);
     return err instanceof LedgerError ? Exit.invalid : Exit.usage;
   }

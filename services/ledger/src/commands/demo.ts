@@ -1,5 +1,6 @@
 import { synthesizeDemo } from '../demo/synthesize.js';
 import { Exit, UsageError } from '../cli-error.js';
+import { reportSuccess } from './json-output.js';
 
 /** Options of `ledger demo`. */
 export interface DemoCommandOptions {
@@ -9,6 +10,7 @@ export interface DemoCommandOptions {
   readonly partitions?: number;
   readonly checkpointEvery?: number;
   readonly seed?: number;
+  readonly json?: boolean;
 }
 
 /** Writes a synthetic, valid ledger bundle and its trust root; prints what it holds. */
@@ -27,13 +29,22 @@ export async function demoCommand(options: DemoCommandOptions): Promise<number> 
     },
   });
   if (process.stderr.isTTY) process.stderr.write('\n');
+  const seconds = (Date.now() - started) / 1000;
   const lines = [
-    `wrote ${summary.entries} entries over ${summary.partitions} partitions to ${options.out} in ${((Date.now() - started) / 1000).toFixed(1)}s`,
+    `wrote ${summary.entries} entries over ${summary.partitions} partitions to ${options.out} in ${seconds.toFixed(1)}s`,
     `trust root: ${options.trustRootOut}`,
     `decisions: ${Object.entries(summary.byOutcome).map(([k, v]) => `${k}=${v}`).join(' ')}`,
     `refusals by code: ${Object.entries(summary.refusalsByCode).map(([k, v]) => `${k}=${v}`).join(' ')}`,
     `verify it: npx ledger verify-chain ${options.out} --trust-root ${options.trustRootOut}`,
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  reportSuccess(options.json, lines, {
+    entries: summary.entries,
+    partitions: summary.partitions,
+    out: options.out,
+    trustRoot: options.trustRootOut,
+    seconds,
+    byOutcome: summary.byOutcome,
+    refusalsByCode: summary.refusalsByCode,
+  });
   return Exit.ok;
 }

@@ -5,6 +5,7 @@ import { Exit } from '../cli-error.js';
 import { parseEntry } from '../gate/gate-worker.js';
 import { LedgerHome } from '../home.js';
 import { entryLocation, topicNames } from '../topics.js';
+import { reportSuccess } from './json-output.js';
 
 /**
  * `ledger export --out BUNDLE`: writes the committed log, every partition
@@ -13,7 +14,7 @@ import { entryLocation, topicNames } from '../topics.js';
  * `ledger verify-chain BUNDLE --trust-root .ledger/trust-root.json` checks
  * offline. Reads with read_committed: nothing aborted or in flight is exported.
  */
-export async function exportCommand(options: { out: string; home?: string }): Promise<number> {
+export async function exportCommand(options: { out: string; home?: string; json?: boolean }): Promise<number> {
   const home = LedgerHome.open(options.home);
   const bus = readingBus(home, `ledger-export-${process.pid}`);
   const partitions = home.config.eventPartitions + 1;
@@ -62,7 +63,12 @@ export async function exportCommand(options: { out: string; home?: string }): Pr
       summaries.push({ partition: p, size: tree.size, checkpoints: next, root: toBase64(tree.root()) });
     }
     await writer.finish(summaries, sequencerNoteSigner(home.trustRoot.origin, home.key('sequencer'), nodeEd25519));
-    process.stdout.write(`exported ${total} entries over ${partitions} partitions to ${options.out}\nverify it: npx ledger verify-chain ${options.out} --trust-root ${home.dir}/trust-root.json\n`);
+    reportSuccess(options.json, [`exported ${total} entries over ${partitions} partitions to ${options.out}`, `verify it: npx ledger verify-chain ${options.out} --trust-root ${home.dir}/trust-root.json`], {
+      entries: total,
+      out: options.out,
+      trustRoot: `${home.dir}/trust-root.json`,
+      partitions: summaries.map(({ partition, size, checkpoints }) => ({ partition, size, checkpoints })),
+    });
     return Exit.ok;
   } catch (err) {
     writer.abort();

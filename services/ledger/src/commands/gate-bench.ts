@@ -2,10 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { LedgerError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { parseStrictJsonBytes } from '@agent-ledger/core';
 import { CHANNELS, LATEST_RULES_VERSION, RULES_VERSIONS, scoreCorpus, type CorpusCase, type CorpusReport, type RulesVersion } from '@agent-ledger/gate';
 import { Exit } from '../cli-error.js';
+import { failureJson } from './json-output.js';
 
 const Text = z.string().min(1).max(4096);
 
@@ -129,20 +130,19 @@ export function formatReport(report: CorpusReport, file: string): string[] {
 export async function gateBenchCommand(options: GateBenchOptions, write: (line: string) => void = (line) => void process.stdout.write(`${line}\n`)): Promise<number> {
   const file = options.corpus ?? DEFAULT_CORPUS;
   const version = options.rulesVersion ?? LATEST_RULES_VERSION;
-  if (!(RULES_VERSIONS as readonly number[]).includes(version)) {
-    process.stderr.write(`ledger: unknown rules version ${String(version)} (known: ${RULES_VERSIONS.join(', ')})\n`);
+  // A usage error: one line on stderr, or with --json the failure object of every --json command.
+  const usage = (message: string): number => {
+    if (options.json === true) write(JSON.stringify(failureJson(new OperationalError(OperationalCode.BAD_ARGUMENT, message))));
+    else process.stderr.write(`ledger: ${message}\n`);
     return Exit.usage;
-  }
-  if (options.minCoverage !== undefined && !(options.minCoverage >= 0 && options.minCoverage <= 100)) {
-    process.stderr.write('ledger: --min-coverage must be a percentage from 0 to 100\n');
-    return Exit.usage;
-  }
+  };
+  if (!(RULES_VERSIONS as readonly number[]).includes(version)) return usage(`unknown rules version ${String(version)} (known: ${RULES_VERSIONS.join(', ')})`);
+  if (options.minCoverage !== undefined && !(options.minCoverage >= 0 && options.minCoverage <= 100)) return usage('--min-coverage must be a percentage from 0 to 100');
   let cases: CorpusCase[];
   try {
     cases = parseCorpus(await readFile(file));
   } catch (err) {
-    process.stderr.write(`ledger: cannot use ${file}: ${(err as Error).message}\n`);
-    return Exit.usage;
+    return usage(`cannot use ${file}: ${(err as Error).message}`);
   }
   const report = scoreCorpus(cases, version as RulesVersion);
   const floor = options.minCoverage;

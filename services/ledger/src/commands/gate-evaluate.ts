@@ -4,6 +4,7 @@ import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import { parseStrictJsonBytes } from '@agent-ledger/core';
 import { CHANNELS, decide, grantFromScenario, initialState, type GateDecision } from '@agent-ledger/gate';
 import { Exit } from '../cli-error.js';
+import { reportFailureJson } from './json-output.js';
 
 const Text = z.string().min(1).max(256);
 /** ISO-8601 date and time with a zone (`Z` or an offset), e.g. 2026-11-22T10:00:00.000Z. */
@@ -120,16 +121,21 @@ export function evaluateScenarioBytes(bytes: Uint8Array): { lines: string[]; inv
  * or `{"error":{"code":"SCHEMA_INVALID",...}}` for a scenario that is not
  * valid. Returns the exit status: 0 all decided, 1 some content invalid,
  * 2 the file could not be read. `write` receives each line (stdout by default).
+ * With `json`, one object instead: `{"ok":true|false,"results":[...]}`, the
+ * same lines in order (`ok` false when some content is invalid), or the
+ * failure object of every `--json` command when the file cannot be read.
  */
-export async function gateEvaluateCommand(file: string, write: (line: string) => void = (line) => void process.stdout.write(`${line}\n`)): Promise<number> {
+export async function gateEvaluateCommand(file: string, write: (line: string) => void = (line) => void process.stdout.write(`${line}\n`), options: { readonly json?: boolean } = {}): Promise<number> {
   let bytes: Uint8Array;
   try {
     bytes = await readFile(file);
   } catch (err) {
+    if (options.json === true) return reportFailureJson(err);
     process.stderr.write(`ledger: cannot read ${file}: ${(err as Error).message}\n`);
     return Exit.usage;
   }
   const { lines, invalid } = evaluateScenarioBytes(bytes);
-  for (const line of lines) write(line);
+  if (options.json === true) write(`{"ok":${String(!invalid)},"results":[${lines.join(',')}]}`);
+  else for (const line of lines) write(line);
   return invalid ? Exit.invalid : Exit.ok;
 }

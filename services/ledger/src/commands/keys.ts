@@ -4,14 +4,15 @@ import { Exit, UsageError } from '../cli-error.js';
 import { newSigner, readKeyFile, writeKeyFile } from '../keys.js';
 import { formatTrustRoot } from '../trust-root-file.js';
 import { readGrantPolicy } from '../home.js';
+import { reportSuccess } from './json-output.js';
 
 /** `ledger keygen`: writes a new private key file (mode 0600) and prints its key id. */
-export function keygenCommand(options: { principal: string; out: string; force?: boolean }): number {
+export function keygenCommand(options: { principal: string; out: string; force?: boolean; json?: boolean }): number {
   if (!Principal.safeParse(options.principal).success) throw new UsageError(`--principal must look like kind:name, got ${options.principal}`);
   if (existsSync(options.out) && options.force !== true) throw new UsageError(`${options.out} exists; pass --force to overwrite`);
   const signer = newSigner(options.principal);
   writeKeyFile(options.out, signer);
-  process.stdout.write(`${signer.keyId}\n`);
+  reportSuccess(options.json, [signer.keyId], { keyId: signer.keyId, principal: signer.principal, out: options.out });
   return Exit.ok;
 }
 
@@ -38,6 +39,7 @@ export interface GenesisOptions {
   readonly trustRootOut: string;
   /** Grant policy file (SPEC.md section 7.2); the default policy when absent. */
   readonly grantPolicy?: string;
+  readonly json?: boolean;
 }
 
 /**
@@ -77,6 +79,13 @@ export function genesisCommand(options: GenesisOptions): number {
   const envelope = signStatement(statement, roots, nodeEd25519);
   writeFileSync(options.out, `${JSON.stringify(envelope, null, 2)}\n`);
   writeFileSync(options.trustRootOut, formatTrustRoot(trustRoot));
-  process.stdout.write(`genesis ${statement.id} signed by ${roots.length} root keys (threshold ${options.threshold})\n`);
+  reportSuccess(options.json, [`genesis ${statement.id} signed by ${roots.length} root keys (threshold ${options.threshold})`], {
+    statementId: statement.id,
+    origin: options.origin,
+    rootSigners: roots.length,
+    threshold: options.threshold,
+    out: options.out,
+    trustRoot: options.trustRootOut,
+  });
   return Exit.ok;
 }

@@ -7,6 +7,7 @@ import { Exit, UsageError } from '../cli-error.js';
 import { retrying } from '../dependency-watch.js';
 import { embeddedPaths, isEmbedded } from '../dev-storage.js';
 import { LedgerHome } from '../home.js';
+import { reportSuccess } from './json-output.js';
 
 /** Records published to Kafka per call. */
 const CHUNK = 200;
@@ -42,7 +43,7 @@ const sameRecord = (a: InRecord, b: InRecord): boolean =>
  * move. An interrupted move runs again: records already on Kafka are checked
  * to be the same, and the rest follow.
  */
-export async function moveToKafkaCommand(options: { home?: string; brokers?: string; pgUrl?: string }): Promise<number> {
+export async function moveToKafkaCommand(options: { home?: string; brokers?: string; pgUrl?: string; json?: boolean }): Promise<number> {
   const home = LedgerHome.open(options.home);
   if (!isEmbedded(home)) throw new UsageError(`${home.dir} already keeps its log on Kafka and Postgres (ledger serve)`);
   const brokers = options.brokers === undefined ? home.config.kafkaBrokers : options.brokers.split(',').map((b) => b.trim()).filter((b) => b !== '');
@@ -51,7 +52,8 @@ export async function moveToKafkaCommand(options: { home?: string; brokers?: str
   // Writable: takes the log's lock, so ledger dev cannot run (or start) during the move.
   const source = createEmbeddedBus({ dir: paths.log });
   const target = kafkaBusFor(home, `ledger-move-${process.pid}`, { logLevel: 'nothing', brokers });
-  const say = (line: string): void => void process.stdout.write(`${line}\n`);
+  // With --json, stdout is the one report object: progress and retries go to stderr.
+  const say = (line: string): void => void (options.json === true ? process.stderr : process.stdout).write(`${line}\n`);
   try {
     await source.ensureTopics([]);
     const layout = await readEmbeddedLayout(paths.log);
@@ -109,9 +111,15 @@ export async function moveToKafkaCommand(options: { home?: string; brokers?: str
     config['kafkaBrokers'] = brokers;
     config['pgUrl'] = pgUrl;
     writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
-    say(`moved ${total} records of ${layout.topics.length} topics to ${brokers.join(',')} (read back and compared byte for byte) and ${groups} consumer-group offsets`);
-    say(`${home.dir}/config.json now names Kafka (${brokers.join(',')}) and Postgres (${pgUrl}); the embedded log and database stay in ${paths.log} and ${paths.database}`);
-    say(`next: npx ledger serve --target all --home ${home.dir}   (the projection is rebuilt from the log)`);
+    reportSuccess(
+      options.json,
+      [
+        `moved ${total} records of ${layout.topics.length} topics to ${brokers.join(',')} (read back and compared byte for byte) and ${groups} consumer-group offsets`,
+        `${home.dir}/config.json now names Kafka (${brokers.join(',')}) and Postgres (${pgUrl}); the embedded log and database stay in ${paths.log} and ${paths.database}`,
+        `next: npx ledger serve --target all --home ${home.dir}   (the projection is rebuilt from the log)`,
+      ],
+      { home: home.dir, records: total, topics: layout.topics.length, consumerGroupOffsets: groups, brokers, pgUrl, embeddedLog: paths.log, embeddedDatabase: paths.database },
+    );
     return Exit.ok;
   } finally {
     await target.close();

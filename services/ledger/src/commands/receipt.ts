@@ -28,9 +28,10 @@ import {
 import { ReceiptSchema, loadTrust, verifyReceipt as verifyDecisionReceipt } from '@agent-ledger/client';
 import { Exit, UsageError } from '../cli-error.js';
 import { readTrustRoot } from '../trust-root-file.js';
+import { reportSuccess } from './json-output.js';
 
 /** `ledger receipt`: extracts a receipt for one entry from a bundle. */
-export async function receiptCommand(options: { bundle: string; partition: number; index: number; out: string }): Promise<number> {
+export async function receiptCommand(options: { bundle: string; partition: number; index: number; out: string; json?: boolean }): Promise<number> {
   const tree = new MerkleTree();
   let genesis: Envelope | undefined;
   let entry: Entry | undefined;
@@ -65,7 +66,12 @@ export async function receiptCommand(options: { bundle: string; partition: numbe
     genesis,
   };
   writeFileSync(options.out, `${JSON.stringify(receipt, null, 2)}\n`);
-  process.stdout.write(`receipt for ${options.partition}/${options.index} against checkpoint of size ${checkpoint.size} written to ${options.out}\n`);
+  reportSuccess(options.json, [`receipt for ${options.partition}/${options.index} against checkpoint of size ${checkpoint.size} written to ${options.out}`], {
+    partition: options.partition,
+    index: options.index,
+    checkpointSize: checkpoint.size,
+    out: options.out,
+  });
   return Exit.ok;
 }
 

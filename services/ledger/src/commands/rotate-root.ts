@@ -5,6 +5,7 @@ import { Exit, UsageError } from '../cli-error.js';
 import { LedgerHome, apiCaFile } from '../home.js';
 import { readKeyFile } from '../keys.js';
 import { apiFetch } from '../api-fetch.js';
+import { reportSuccess } from './json-output.js';
 
 /** Options of `ledger rotate-root`. */
 export interface RotateRootOptions {
@@ -24,6 +25,7 @@ export interface RotateRootOptions {
   readonly submit?: boolean;
   readonly api?: string;
   readonly home?: string;
+  readonly json?: boolean;
 }
 
 /**
@@ -60,15 +62,26 @@ export async function rotateRootCommand(options: RotateRootOptions): Promise<num
   const signers = [...current, ...next.filter((k) => !current.some((c) => c.keyId === k.keyId))];
   const envelope = signStatement(createStatement('root.rotated', body, { principal: author.principal, keyId: author.keyId }), signers, nodeEd25519);
   if (options.out !== undefined) writeFileSync(options.out, `${JSON.stringify(envelope, null, 2)}\n`);
+  const human: string[] = [];
+  let statementHash: string | null = null;
   if (options.submit === true) {
     const home = LedgerHome.open(options.home);
     const client = new LedgerClient({ baseUrl: options.api ?? home.apiUrl(), signer: author, deciderKeys: [], fetch: apiFetch(apiCaFile(home.config)) });
-    const submitted = await client.submit(envelope);
-    process.stdout.write(`root.rotated ${submitted.statementHash} submitted\n`);
+    statementHash = (await client.submit(envelope)).statementHash;
+    human.push(`root.rotated ${statementHash} submitted`);
   }
-  process.stdout.write(
-    `root.rotated signed by ${current.length} current and ${next.length} new root keys: new set of ${next.length}, threshold ${options.threshold}; ${body.revokeKeys.length} revoked, ${registerKeys.length} registered\n`,
-  );
-  if (options.out === undefined && options.submit !== true) process.stdout.write('nothing written: pass --out FILE and/or --submit\n');
+  human.push(`root.rotated signed by ${current.length} current and ${next.length} new root keys: new set of ${next.length}, threshold ${options.threshold}; ${body.revokeKeys.length} revoked, ${registerKeys.length} registered`);
+  if (options.out === undefined && options.submit !== true) human.push('nothing written: pass --out FILE and/or --submit');
+  reportSuccess(options.json, human, {
+    statementId: envelope.statement.id,
+    currentRootSigners: current.length,
+    newRootKeys: next.length,
+    threshold: options.threshold,
+    revoked: body.revokeKeys.length,
+    registered: registerKeys.length,
+    out: options.out ?? null,
+    submitted: statementHash !== null,
+    statementHash,
+  });
   return Exit.ok;
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { KNOWN_CODES } from '@agent-ledger/refusals';
 import { BODY_SCHEMAS, BundleLineSchema, EnvelopeSchema, STATEMENT_TYPES, TrustRootSchema } from '@agent-ledger/core';
 import { Exit } from '../cli-error.js';
+import { reportSuccess } from './json-output.js';
 
 /** Every generated JSON Schema document, by file name. */
 export function generatedSchemas(): Map<string, unknown> {
@@ -28,7 +29,7 @@ export function generatedSchemas(): Map<string, unknown> {
  * statement type, generated from the zod schemas; with --check, exits 1 when
  * the files on disk differ (CI runs this so the schemas cannot drift).
  */
-export function schemasCommand(options: { out: string; check?: boolean }): number {
+export function schemasCommand(options: { out: string; check?: boolean; json?: boolean }): number {
   const files = generatedSchemas();
   mkdirSync(options.out, { recursive: true });
   const stale: string[] = [];
@@ -48,9 +49,10 @@ export function schemasCommand(options: { out: string; check?: boolean }): numbe
   const extra = readdirSync(options.out).filter((f) => f.endsWith('.schema.json') && !files.has(f));
   stale.push(...extra.map((f) => `${f} (not generated)`));
   if (options.check === true && stale.length > 0) {
-    process.stderr.write(`schemas drifted from the zod sources: ${stale.join(', ')}\nrun: npm run schemas\n`);
+    if (options.json === true) process.stdout.write(`${JSON.stringify({ ok: false, checked: true, out: options.out, schemas: files.size, stale })}\n`);
+    else process.stderr.write(`schemas drifted from the zod sources: ${stale.join(', ')}\nrun: npm run schemas\n`);
     return Exit.invalid;
   }
-  process.stdout.write(`${files.size} schemas ${options.check === true ? 'up to date' : `written to ${options.out}`}\n`);
+  reportSuccess(options.json, [`${files.size} schemas ${options.check === true ? 'up to date' : `written to ${options.out}`}`], { checked: options.check === true, out: options.out, schemas: files.size, stale: [] });
   return Exit.ok;
 }

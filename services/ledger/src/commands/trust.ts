@@ -5,6 +5,7 @@ import { fromHex, partitionOrigin, verifierKeyString, type TrustRoot } from '@ag
 import { Exit } from '../cli-error.js';
 import { readTrustRoot } from '../trust-root-file.js';
 import { apiFetch } from '../api-fetch.js';
+import { reportSuccess } from './json-output.js';
 
 /** Options of `ledger trust`. */
 export interface TrustOptions {
@@ -15,6 +16,7 @@ export interface TrustOptions {
   /** The trust-root file handed out of band (default the installation's `trust-root.json` when there is one). */
   readonly trustRoot?: string;
   readonly home?: string;
+  readonly json?: boolean;
 }
 
 /**
@@ -32,9 +34,14 @@ export async function trustCommand(options: TrustOptions): Promise<number> {
   const trust = await fetchTrust(options.api ?? 'http://127.0.0.1:8787', { fetch: apiFetch(), ...(trustRoot === undefined ? {} : { trustRoot }), ...(pinned === undefined ? {} : { pinned }) });
   pinTrust(out, trust);
   const roles = (role: string): number => trust.keys.filter((k) => k.roles.includes(role as never)).length;
-  process.stdout.write(
-    `pinned the trust of ${trust.trustRoot.origin} at authority size ${trust.authoritySize} (${roles('gate') + roles('service')} gate, ${roles('sequencer')} sequencer, ${roles('timer')} timer, ${roles('approver') + roles('bridge')} approver keys) to ${out}` +
-      `${trustRoot === undefined ? ' (trust on first use: no trust-root file to compare with)' : ''}\n`,
+  const counts = { gate: roles('gate') + roles('service'), sequencer: roles('sequencer'), timer: roles('timer'), approver: roles('approver') + roles('bridge') };
+  reportSuccess(
+    options.json,
+    [
+      `pinned the trust of ${trust.trustRoot.origin} at authority size ${trust.authoritySize} (${counts.gate} gate, ${counts.sequencer} sequencer, ${counts.timer} timer, ${counts.approver} approver keys) to ${out}` +
+        `${trustRoot === undefined ? ' (trust on first use: no trust-root file to compare with)' : ''}`,
+    ],
+    { origin: trust.trustRoot.origin, authoritySize: trust.authoritySize, keys: counts, out, trustOnFirstUse: trustRoot === undefined },
   );
   return Exit.ok;
 }
