@@ -15,7 +15,7 @@ export { ChunkedCommitter, TRANSACTION_BYTES } from './chunked-commit.js';
 export { DEFAULT_BROKERS, brokersFromEnv } from './brokers.js';
 export { createKafkaBus } from './kafkajs/bus.js';
 export type { KafkaBusOptions } from './kafkajs/bus.js';
-export type { LogLevelName } from './kafkajs/logging.js';
+export type { KafkaLogFields, KafkaLogSink, KafkaLogSinkFor, LogLevelName } from './kafkajs/logging.js';
 export { LedgerTopic, refusalTopicName } from './topic-names.js';
 export { durabilitySettings, ledgerTopics } from './ledger-topics.js';
 export { DEPLOYMENTS, loadTopicConfig, parseTopicConfig } from './topic-config.js';

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { DEPLOYMENTS, createKafkaBus, loadTopicConfig, type DeploymentName, type Durability, type KafkaSecurity, type LogBus, type LogLevelName } from '@agent-ledger/kafka';
 import type { HomeConfig, LedgerHome } from './home.js';
+import { kafkaLogSink } from './logging.js';
 
 /**
  * The installation config's `kafka` section: TLS, SASL/SCRAM and the kind of
@@ -98,13 +99,15 @@ export function kafkaSecurity(settings: KafkaConfig): KafkaSecurity | undefined 
 /**
  * The Kafka log bus of an installation: its brokers (or `brokers`), with the
  * TLS and SASL settings of its config and environment. Every Kafka client a
- * command or role of this service opens is made here.
+ * command or role of this service opens is made here, and logs through the
+ * service's logger (logging.ts).
  */
 export function kafkaBusFor(home: LedgerHome, clientId: string, options: { logLevel?: LogLevelName; brokers?: readonly string[] } = {}): LogBus {
   const security = kafkaSecurity(kafkaSettings(home.config, home.dir));
   return createKafkaBus({
     brokers: options.brokers ?? home.config.kafkaBrokers,
     clientId,
+    logSink: kafkaLogSink(),
     ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),
     ...(security === undefined ? {} : { security }),
   });

@@ -1,14 +1,19 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import type { KafkaLogSinkFor } from '@agent-ledger/kafka';
 
 /**
- * The ledger's process log: one JSON object a line on stderr, with
- * `time` (ISO 8601), `level` (a word), `source` (the role or library that
- * speaks) and `message`. kafkajs's lines (packages/kafka logging.ts) carry the
- * same four members, so one query (`jq 'select(.level=="error")'`) reads
- * both, and so does any log shipper that expects JSON lines.
+ * The ledger's process log: one JSON object a line on stderr, written by
+ * pino, with `time` (ISO 8601), `level` (a word), `source` (the role or
+ * library that speaks: `api`, `ledger`, `kafkajs.Connection`...) and
+ * `message`, then the line's own fields. kafkajs's entries come through the
+ * same logger ({@link kafkaLogSink}), so one query
+ * (`jq 'select(.level=="error")'`) reads all of them, and so does any log
+ * shipper that expects JSON lines.
  *
  * The level comes from `LEDGER_LOG_LEVEL` (`error`, `warn`, `info`, `debug`,
- * or `nothing`); unset, the ledger logs at `info` (kafkajs at `error`).
+ * or `nothing`); unset, the ledger logs at `info` and kafkajs at `error`
+ * (packages/kafka `kafkaLogLevel`: kafkajs logs every join, commit and
+ * reconnect at info).
  */
 const LEVELS: Readonly<Record<string, LevelWithSilent>> = { nothing: 'silent', silent: 'silent', error: 'error', warn: 'warn', info: 'info', debug: 'debug' };
 
@@ -51,4 +56,14 @@ export function lineLogger(logger: Logger): (message: string) => void {
     else if (/\b(failed|lost|unreachable|fenced|not reachable|could not|halted|INTEGRITY_FAILURE|UNAVAILABLE)\b/.test(message)) logger.warn(message);
     else logger.info(message);
   };
+}
+
+/**
+ * The kafka bus's log sink: each kafkajs source (`kafkajs.<namespace>`)
+ * writes through a child of the process's logger that names it, so kafkajs
+ * lines have the same members, time format, level filter and destination as
+ * the ledger's own.
+ */
+export function kafkaLogSink(): KafkaLogSinkFor {
+  return (source: string) => loggerFor(source);
 }

@@ -4,7 +4,7 @@ import type { Admin, KafkaConfig, Producer } from 'kafkajs';
 import { invalidArgument, unavailable } from '../errors.js';
 import type { InRecord, LogBus, OutRecord, SubscribeOptions, Subscription, TopicSpec, TransactionalWriter } from '../log-bus.js';
 import { fromKafkaError } from './errors.js';
-import { kafkaLogLevel, ledgerLogCreator, type LogLevelName } from './logging.js';
+import { kafkaLogLevel, ledgerLogCreator, type KafkaLogSinkFor, type LogLevelName } from './logging.js';
 import { PartitionCounts } from './partition-counts.js';
 import { producerSettings } from './producer-settings.js';
 import { quietly } from './quietly.js';
@@ -34,6 +34,12 @@ export interface KafkaBusOptions {
   readonly clientId: string;
   /** kafkajs's log level; `LEDGER_LOG_LEVEL`, else `error`, when absent. */
   readonly logLevel?: LogLevelName;
+  /**
+   * Where kafkajs's entries go, by source (`kafkajs.<namespace>`), after the
+   * level filter: a service passes its own logger's children so they share
+   * its format and destination. Absent: JSON lines on stderr.
+   */
+  readonly logSink?: KafkaLogSinkFor;
   /** TLS and SASL; plain text when absent. */
   readonly security?: KafkaSecurity;
 }
@@ -83,8 +89,9 @@ class KafkajsBus implements LogBus {
     const level = kafkaLogLevel(options.logLevel);
     const brokers = [...options.brokers];
     const security = securitySettings(options.security);
+    const logCreator = ledgerLogCreator(options.logSink);
     // The one place this package makes a kafkajs client: every producer, consumer and admin client gets the same TLS and SASL settings.
-    this.#newKafka = () => reuseCoordinatorLookups(new Kafka({ clientId: options.clientId, brokers, logLevel: level, logCreator: ledgerLogCreator(), ...security }));
+    this.#newKafka = () => reuseCoordinatorLookups(new Kafka({ clientId: options.clientId, brokers, logLevel: level, logCreator, ...security }));
     this.#kafka = this.#newKafka();
     this.#partitions = new PartitionCounts(async (topic) => {
       const counts = await partitionCounts(await this.#adminClient(), [topic]);
