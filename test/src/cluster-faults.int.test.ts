@@ -119,6 +119,8 @@ describe('fault battery on a three-node Kafka cluster', () => {
       includeSynonyms: false,
       resources: ledgerTopics.map((name) => ({ type: 2, name, configNames: ['min.insync.replicas', 'unclean.leader.election.enable'] })),
     });
+    // What a ledger started while two of the nodes are down reads to refuse one-replica topics.
+    assert.equal(await bus.defaultReplicationFactor?.(), 3, 'default.replication.factor of a live node');
     for (const resource of described.resources) {
       const value = (name: string): string | undefined => resource.configEntries.find((e) => e.configName === name)?.configValue;
       assert.deepEqual([value('min.insync.replicas'), value('unclean.leader.election.enable')], ['2', 'false'], resource.resourceName);

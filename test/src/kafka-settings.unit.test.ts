@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigSchema, kafkaSettings, topicNames, topicSpecs, type HomeConfig } from '@agent-ledger/ledger';
+import type { LogBus } from '@agent-ledger/kafka';
+import { ConfigSchema, kafkaSettings, topicDurability, topicNames, topicSpecs, type HomeConfig, type LedgerHome } from '@agent-ledger/ledger';
 
 const base = {
   v: 1,
@@ -66,5 +67,24 @@ test('topicSpecs on Kafka: every topic with the deployment replication factor, m
   for (const spec of topicSpecs(topics, 2)) {
     assert.equal(spec.replicationFactor, undefined, spec.name);
     assert.equal(spec.config['min.insync.replicas'], undefined, spec.name);
+  }
+});
+
+test('the deployment follows the live brokers, and one broker of a cluster built for three replicas is refused, not given one-replica topics', async () => {
+  const previous = process.env.LEDGER_KAFKA_DEPLOYMENT;
+  delete process.env.LEDGER_KAFKA_DEPLOYMENT;
+  try {
+    const home = { config: config(), dir: '/home/l' } as unknown as LedgerHome;
+    const bus = (live: number, builtFor: number | undefined): LogBus => ({ clusterSize: async () => live, defaultReplicationFactor: async () => builtFor }) as unknown as LogBus;
+    assert.equal((await topicDurability(bus(1, 1), home)).deployment, 'single-broker');
+    assert.equal((await topicDurability(bus(1, undefined), home)).deployment, 'single-broker');
+    assert.equal((await topicDurability(bus(3, 3), home)).deployment, 'cluster');
+    await assert.rejects(topicDurability(bus(1, 3), home), (err: Error) => isBadConfiguration(err) && /only 1 live broker answers.*3 replicas/.test(err.message));
+    await assert.rejects(topicDurability(bus(2, 3), home), isBadConfiguration);
+    // Named, the deployment is taken as it is: a cluster with brokers down then fails on its topics, not here.
+    const named = { config: config({ deployment: 'cluster' }), dir: '/home/l' } as unknown as LedgerHome;
+    assert.equal((await topicDurability(bus(1, 3), named)).deployment, 'cluster');
+  } finally {
+    if (previous !== undefined) process.env.LEDGER_KAFKA_DEPLOYMENT = previous;
   }
 });

@@ -168,6 +168,13 @@ export interface LogBus {
   ensureTopics(specs: readonly TopicSpec[]): Promise<void>;
   /** The number of live brokers of the cluster (absent: a log without replication, one node). */
   clusterSize?(): Promise<number>;
+  /**
+   * The replication factor the brokers give a topic by default
+   * (`default.replication.factor` of a live broker): how many replicas the
+   * cluster was built for, whichever brokers are up now. Undefined when it
+   * cannot be read (no such config, or the principal may not describe it).
+   */
+  defaultReplicationFactor?(): Promise<number | undefined>;
   /** Opens a transactional writer (idempotent, one request in flight). Resolves once older writers with this id are fenced. */
   writer(transactionalId: string): Promise<TransactionalWriter>;
   /** Writes outside any transaction with an idempotent producer and acks from all in-sync replicas. At least once if retried. */

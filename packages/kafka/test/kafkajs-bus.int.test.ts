@@ -90,6 +90,11 @@ describe('kafkajs adapter', { timeout: 120_000 }, () => {
     }
   });
 
+  test('the single broker says it was built for one replica per topic (default.replication.factor), and one broker is live', async () => {
+    assert.equal(await bus.defaultReplicationFactor?.(), 1);
+    assert.equal(await bus.clusterSize?.(), 1);
+  });
+
   test('the settings of deploy/topics.json are accepted by the broker and read back equal', async () => {
     const specs = ledgerTopics(await loadTopicConfig(), 'single-broker')
       .slice(0, 5)

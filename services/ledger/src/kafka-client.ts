@@ -116,8 +116,9 @@ export function kafkaBusFor(home: LedgerHome, clientId: string, options: { logLe
 /**
  * What the topics of this installation must be made with: the deployment the
  * config or LEDGER_KAFKA_DEPLOYMENT names, else one chosen by the cluster's
- * live brokers (three or more: `cluster`; one: `single-broker`; two: refused,
- * name it). deploy/topics.json says what each deployment requires.
+ * live brokers (three or more: `cluster`; one: `single-broker`, unless the
+ * brokers give new topics more than one replica by default, a cluster with
+ * brokers down: refused; two: refused, name it). deploy/topics.json says what each deployment requires.
  */
 export async function topicDurability(bus: LogBus, home: LedgerHome): Promise<{ deployment: DeploymentName; durability: Durability }> {
   const topicConfig = await loadTopicConfig();
@@ -125,8 +126,14 @@ export async function topicDurability(bus: LogBus, home: LedgerHome): Promise<{ 
   if (deployment === undefined) {
     const size = bus.clusterSize === undefined ? 1 : await bus.clusterSize();
     if (size >= topicConfig.deployments.cluster.replicationFactor) deployment = 'cluster';
-    else if (size === 1) deployment = 'single-broker';
-    else throw badConfiguration(`the cluster has ${size} live brokers: set kafka.deployment (or LEDGER_KAFKA_DEPLOYMENT) to single-broker or cluster`);
+    else if (size === 1) {
+      // One broker answers: a single broker, or a cluster whose other brokers are down (its topics must not be made with one replica).
+      const built = await bus.defaultReplicationFactor?.();
+      if (built !== undefined && built > 1) {
+        throw badConfiguration(`only 1 live broker answers, but the brokers give new topics ${built} replicas (default.replication.factor): a cluster with brokers down; start them (scripts/kafka.sh cluster start) or set kafka.deployment (or LEDGER_KAFKA_DEPLOYMENT)`);
+      }
+      deployment = 'single-broker';
+    } else throw badConfiguration(`the cluster has ${size} live brokers: set kafka.deployment (or LEDGER_KAFKA_DEPLOYMENT) to single-broker or cluster`);
   }
   return { deployment, durability: topicConfig.deployments[deployment] };
 }

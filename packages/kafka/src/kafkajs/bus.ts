@@ -155,6 +155,21 @@ class KafkajsBus implements LogBus {
     }
   }
 
+  async defaultReplicationFactor(): Promise<number | undefined> {
+    this.#open();
+    try {
+      const admin = await this.#adminClient();
+      const broker = (await admin.describeCluster()).brokers[0];
+      if (broker === undefined) return undefined;
+      // Resource type 4 is BROKER (kafkajs's ConfigResourceTypes).
+      const { resources } = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 4, name: String(broker.nodeId), configNames: ['default.replication.factor'] }] });
+      const value = Number(resources[0]?.configEntries.find((e) => e.configName === 'default.replication.factor')?.configValue);
+      return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   async writer(transactionalId: string): Promise<TransactionalWriter> {
     this.#open();
     if (typeof transactionalId !== 'string' || transactionalId === '') throw invalidArgument('transactionalId must be a non-empty string');
