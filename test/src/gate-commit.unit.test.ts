@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PartitionChain, createStatement, nodeEd25519, signStatement, statementHash, type BodyOf, type Entry, type Envelope, type Signer, type StatementType } from '@agent-ledger/core';
+import { PartitionChain, createStatement, nodeEd25519, sha256Hex, signStatement, statementHash, type BodyOf, type Entry, type Envelope, type Signer, type StatementType } from '@agent-ledger/core';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import { evolve, initialState } from '@agent-ledger/gate';
 import type { ConsumedOffset, InBatch, InRecord, LogBus, OutRecord, SubscribeOptions, Subscription, TransactionalWriter } from '@agent-ledger/kafka';
@@ -180,5 +180,19 @@ test('an answer on another partition is refused by the gate and the timer still 
   assert.deepEqual(statementsOf(bus.published).map((s) => s.type), ['timeout.recorded', 'escalation.raised']);
   await timer.tick(late + 1_000);
   assert.equal(bus.published.length, 2, 'signed once');
+
+  // The sequencer rejected the timeout (its clock had not reached the deadline): the timer signs it again, once per rejection.
+  const sequencer = newSigner('service:sequencer');
+  const reject = (input: string): Entry => events.say('intake.rejected', { agentId: 'agent:billing-bot', code: ReasonCode.POLICY_VIOLATION, detail: 'timeout sequenced before its deadline', input }, sequencer);
+  timer.observe(reject(sha256Hex('some other record')));
+  await timer.tick(late + 2_000);
+  assert.equal(bus.published.length, 2, 'a rejection of another record changes nothing');
+  timer.observe(reject(sha256Hex(String((bus.published[0] as OutRecord).value))));
+  await timer.tick(late + 3_000);
+  assert.deepEqual(statementsOf(bus.published.slice(2)).map((s) => s.type), ['timeout.recorded', 'escalation.raised']);
+  assert.notEqual(statementsOf(bus.published)[2]?.envelope.statement.id, statementsOf(bus.published)[0]?.envelope.statement.id, 'a new statement, not a replay');
+  await timer.tick(late + 4_000);
+  assert.equal(bus.published.length, 4, 'signed again once');
+  assert.equal(timer.counters.rejected, 1);
   await gate.stop();
 });

@@ -1,4 +1,4 @@
-import { createStatement, nodeEd25519, signStatement, statementHash, type Signer } from '@agent-ledger/core';
+import { createStatement, nodeEd25519, sha256Hex, signStatement, statementHash, type Signer } from '@agent-ledger/core';
 import type { LogBus, OutRecord, Subscription } from '@agent-ledger/kafka';
 import { decide, evolve, initialState, lifeEntryOf, remember, type LifeState, type Said, type SaidGroup } from '@agent-ledger/rulebook';
 import type { TopicNames } from '../topics.js';
@@ -7,6 +7,8 @@ import { parseEntry } from './gate-worker.js';
 
 /** Marks of published timeouts this process remembers (bounded). */
 const SENT_MEMORY = 100_000;
+/** Times one group is signed again after the sequencer rejected it (a timer clock ahead of the sequencer's), at most. */
+const MAX_RESIGNS = 40;
 
 /**
  * Turns deadlines into signed timeouts. It folds each events partition into
@@ -24,10 +26,14 @@ export class DeadlineTimer {
   readonly #lives = new Map<number, LifeState>();
   /** Marks of published groups (`timeout:<request>`). */
   readonly #sent = new Map<string, true>();
+  /** SHA-256 of each published intake record's bytes -> the marks of its group: an `intake.rejected` naming it un-marks them. */
+  readonly #inputs = new Map<string, readonly string[]>();
+  /** How often each group was signed again after a rejection. */
+  readonly #resigned = new Map<string, number>();
   #subscription: Subscription | undefined;
   #interval: NodeJS.Timeout | undefined;
   #ticking = false;
-  readonly counters = { timeouts: 0, escalations: 0, tickFailures: 0 };
+  readonly counters = { timeouts: 0, escalations: 0, tickFailures: 0, rejected: 0 };
   /** The last tick's failure, if the last tick failed. */
   lastFailure: Error | undefined;
 
@@ -72,6 +78,21 @@ export class DeadlineTimer {
       this.#lives.set(entry.partition, life);
     }
     evolve(life, lifeEntryOf(entry, statementHash(entry.envelope.statement), bytes));
+    // The sequencer judges a timeout as verify-chain does (sequenced at or after its deadline): one it
+    // rejected, signed by a timer whose clock runs ahead of the sequencer's, is signed again at a later tick.
+    const statement = entry.envelope.statement;
+    if (statement.type === 'intake.rejected') {
+      const input = (statement.body as { input: string }).input;
+      const marks = this.#inputs.get(input);
+      if (marks === undefined) return;
+      this.#inputs.delete(input);
+      this.counters.rejected += 1;
+      const key = marks.join(' ');
+      const times = this.#resigned.get(key) ?? 0;
+      if (times >= MAX_RESIGNS) return;
+      remember(this.#resigned, key, times + 1, SENT_MEMORY);
+      for (const mark of marks) this.#sent.delete(mark);
+    }
   }
 
   /** Signs timeouts for every overdue request not already published; never rejects (a failure is counted and retried next tick). */
@@ -86,10 +107,11 @@ export class DeadlineTimer {
         }
       }
       if (groups.length === 0) return;
-      const records = groups.flatMap(({ group, partition }) => group.statements.map((said) => this.#record(said, partition)));
-      await this.#bus.publish(records);
-      for (const { group } of groups) {
+      const signed = groups.map(({ group, partition }) => ({ group, records: group.statements.map((said) => this.#record(said, partition)) }));
+      await this.#bus.publish(signed.flatMap((s) => s.records));
+      for (const { group, records } of signed) {
         for (const mark of group.marks) remember(this.#sent, mark, true, SENT_MEMORY);
+        for (const record of records) remember(this.#inputs, sha256Hex(record.value), group.marks, SENT_MEMORY);
         this.counters.timeouts += 1;
         this.counters.escalations += group.statements.filter((s) => s.type === 'escalation.raised').length;
       }
