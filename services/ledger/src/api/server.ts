@@ -13,8 +13,10 @@ import {
   partitionOf,
   statementHash,
   verifyEnvelopeSignatures,
+  type BodyOf,
   type Envelope,
 } from '@agent-ledger/core';
+import { remember } from '@agent-ledger/rulebook';
 import type { LogBus } from '@agent-ledger/kafka';
 import {
   MAX_QUERY_LIMIT,
@@ -27,8 +29,12 @@ import {
   listPending,
   postgresError,
   refusalMetrics,
+  type EnforcementRow,
   type SqlPool,
 } from '@agent-ledger/store';
+
+/** Final decisions the API keeps from the log for its long-polls (older ones come from the projection). */
+const RECENT_DECISIONS = 65_536;
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { TopicNames } from '../topics.js';
 import type { LogIndex } from './log-index.js';
@@ -268,6 +274,33 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
 
   // Decision long-poll: one LISTEN connection wakes every waiter of a proposal.
   const waiters = new Map<string, Set<() => void>>();
+  // ...and, first, the log itself: a final decision is answered as soon as this process indexes its entry, without
+  // waiting for the projector's write and its NOTIFY. The row is the one the projector folds from the same entry.
+  const recentFinal = new Map<string, EnforcementRow>();
+  deps.logIndex.onEntry((partition, entry) => {
+    const statement = entry.envelope.statement;
+    if (statement.type !== 'decision.recorded') return;
+    const body = statement.body as BodyOf<'decision.recorded'>;
+    if (body.outcome === 'verify_first') return;
+    remember(recentFinal, body.proposal, {
+      decisionHash: statementHash(statement),
+      proposalHash: body.proposal,
+      agentId: body.agentId,
+      outcome: body.outcome,
+      code: body.code,
+      tier: body.tier,
+      risk: body.risk,
+      authorityIndex: body.authorityIndex,
+      grantId: body.grantId,
+      grantEntry: body.grantEntry,
+      partition,
+      index: entry.index,
+      sequencedAt: entry.sequencedAt,
+    }, RECENT_DECISIONS);
+    const set = waiters.get(body.proposal);
+    if (set !== undefined) for (const wake of set) wake();
+  });
+  const finalDecisionOf = async (proposal: string): Promise<EnforcementRow | null> => recentFinal.get(proposal) ?? decisionFor(deps.pool, proposal);
   const listener = new DecisionListener(
     hasNotifications(deps.pool) ? deps.pool : deps.pgUrl,
     (proposal) => {
@@ -444,9 +477,9 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
 
   /** An answer to a request whose proposal already has its final decision changes nothing: STALE_APPROVAL at once. */
   async function refuseClosedRequest(proposal: string): Promise<void> {
-    let decided: Awaited<ReturnType<typeof decisionFor>>;
+    let decided: EnforcementRow | null;
     try {
-      decided = await decisionFor(deps.pool, proposal);
+      decided = await finalDecisionOf(proposal);
     } catch {
       return; // Postgres unavailable: the gate judges the answer when it arrives.
     }
@@ -474,13 +507,13 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     if (!Hash.safeParse(proposal).success) throw badArgument('proposal must be a 64-hex statement hash');
     const waitMs = Math.min(parseWholeNumber(req.query.waitMs ?? '0', 'waitMs'), MAX_WAIT_MS);
     const started = Date.now();
-    let decision = await decisionFor(deps.pool, proposal);
+    let decision = await finalDecisionOf(proposal);
     if (decision === null && waitMs > 0) {
       decision = await new Promise((resolve) => {
         let done = false;
         const set = waiters.get(proposal) ?? new Set<() => void>();
         waiters.set(proposal, set);
-        const finish = (value: Awaited<ReturnType<typeof decisionFor>>): void => {
+        const finish = (value: EnforcementRow | null): void => {
           if (done) return;
           done = true;
           clearTimeout(timer);
@@ -489,7 +522,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
           resolve(value);
         };
         const wake = (): void => {
-          void decisionFor(deps.pool, proposal).then((d) => { if (d !== null) finish(d); }, () => undefined);
+          void finalDecisionOf(proposal).then((d) => { if (d !== null) finish(d); }, () => undefined);
         };
         const timer = setTimeout(() => finish(null), waitMs);
         set.add(wake);
