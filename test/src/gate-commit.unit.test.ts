@@ -181,18 +181,23 @@ test('an answer on another partition is refused by the gate and the timer still 
   await timer.tick(late + 1_000);
   assert.equal(bus.published.length, 2, 'signed once');
 
-  // The sequencer rejected the timeout (its clock had not reached the deadline): the timer signs it again, once per rejection.
+  // The sequencer rejected the timeout (its clock had not reached the deadline): the timer signs the timeout again, alone
+  // (its escalation was admitted: no second page), once per rejection; a rejection for another reason is not retried.
   const sequencer = newSigner('service:sequencer');
-  const reject = (input: string): Entry => events.say('intake.rejected', { agentId: 'agent:billing-bot', code: ReasonCode.POLICY_VIOLATION, detail: 'timeout sequenced before its deadline', input }, sequencer);
+  const reject = (input: string, detail = `timeout sequenced before its deadline ${body.deadline}`): Entry => events.say('intake.rejected', { agentId: 'agent:billing-bot', code: ReasonCode.POLICY_VIOLATION, detail, input }, sequencer);
+  const inputOf = (record: OutRecord | undefined): string => sha256Hex(String(record?.value));
   timer.observe(reject(sha256Hex('some other record')));
   await timer.tick(late + 2_000);
   assert.equal(bus.published.length, 2, 'a rejection of another record changes nothing');
-  timer.observe(reject(sha256Hex(String((bus.published[0] as OutRecord).value))));
+  timer.observe(reject(inputOf(bus.published[0])));
   await timer.tick(late + 3_000);
-  assert.deepEqual(statementsOf(bus.published.slice(2)).map((s) => s.type), ['timeout.recorded', 'escalation.raised']);
+  assert.deepEqual(statementsOf(bus.published.slice(2)).map((s) => s.type), ['timeout.recorded']);
   assert.notEqual(statementsOf(bus.published)[2]?.envelope.statement.id, statementsOf(bus.published)[0]?.envelope.statement.id, 'a new statement, not a replay');
   await timer.tick(late + 4_000);
-  assert.equal(bus.published.length, 4, 'signed again once');
-  assert.equal(timer.counters.rejected, 1);
+  assert.equal(bus.published.length, 3, 'signed again once');
+  timer.observe(reject(inputOf(bus.published[2]), 'timeout names another request or deadline than the proposal\'s confirmation'));
+  await timer.tick(late + 5_000);
+  assert.equal(bus.published.length, 3, 'another rejection is not retried');
+  assert.equal(timer.counters.rejected, 2);
   await gate.stop();
 });

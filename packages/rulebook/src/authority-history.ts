@@ -38,6 +38,11 @@ export class AuthorityHistory {
     if (!this.#revokedAt.has(keyId)) this.#revokedAt.set(keyId, index);
   }
 
+  /** `sequencedAt` (ms) of authority entry `index`, or undefined when it is not folded yet. */
+  timeOf(index: number): number | undefined {
+    return this.#times[index];
+  }
+
   /** Number of authority entries sequenced at or before `atMs`. */
   countAt(atMs: number): number {
     const times = this.#times;

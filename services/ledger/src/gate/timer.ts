@@ -7,8 +7,8 @@ import { parseEntry } from './gate-worker.js';
 
 /** Marks of published timeouts this process remembers (bounded). */
 const SENT_MEMORY = 100_000;
-/** Times one group is signed again after the sequencer rejected it (a timer clock ahead of the sequencer's), at most. */
-const MAX_RESIGNS = 40;
+/** How long a timeout the sequencer rejected as early (a timer clock ahead of the sequencer's) is signed again, at most. */
+const RESIGN_FOR_MS = 60_000;
 
 /**
  * Turns deadlines into signed timeouts. It folds each events partition into
@@ -26,10 +26,10 @@ export class DeadlineTimer {
   readonly #lives = new Map<number, LifeState>();
   /** Marks of published groups (`timeout:<request>`). */
   readonly #sent = new Map<string, true>();
-  /** SHA-256 of each published intake record's bytes -> the marks of its group: an `intake.rejected` naming it un-marks them. */
-  readonly #inputs = new Map<string, readonly string[]>();
-  /** How often each group was signed again after a rejection. */
-  readonly #resigned = new Map<string, number>();
+  /** SHA-256 of each published timeout's intake record -> what it said, where, and when it was first signed. */
+  readonly #inputs = new Map<string, { readonly said: Said; readonly partition: number; readonly firstMs: number }>();
+  /** Timeouts the sequencer rejected as sequenced before their deadline: signed again at the next tick (alone, without their escalation). */
+  #again: { readonly said: Said; readonly partition: number; readonly firstMs: number }[] = [];
   #subscription: Subscription | undefined;
   #interval: NodeJS.Timeout | undefined;
   #ticking = false;
@@ -82,16 +82,15 @@ export class DeadlineTimer {
     // rejected, signed by a timer whose clock runs ahead of the sequencer's, is signed again at a later tick.
     const statement = entry.envelope.statement;
     if (statement.type === 'intake.rejected') {
-      const input = (statement.body as { input: string }).input;
-      const marks = this.#inputs.get(input);
-      if (marks === undefined) return;
-      this.#inputs.delete(input);
+      const body = statement.body as { input: string; detail: string };
+      const sent = this.#inputs.get(body.input);
+      if (sent === undefined) return;
+      this.#inputs.delete(body.input);
       this.counters.rejected += 1;
-      const key = marks.join(' ');
-      const times = this.#resigned.get(key) ?? 0;
-      if (times >= MAX_RESIGNS) return;
-      remember(this.#resigned, key, times + 1, SENT_MEMORY);
-      for (const mark of marks) this.#sent.delete(mark);
+      // Only an early timeout is signed again (any other rejection would be rejected again), for a bounded time.
+      if (!body.detail.startsWith('timeout sequenced before its deadline')) return;
+      if (Date.parse(entry.sequencedAt) - sent.firstMs > RESIGN_FOR_MS) return;
+      this.#again.push(sent);
     }
   }
 
@@ -106,12 +105,15 @@ export class DeadlineTimer {
           if (!group.marks.some((mark) => this.#sent.has(mark))) groups.push({ group, partition });
         }
       }
-      if (groups.length === 0) return;
-      const signed = groups.map(({ group, partition }) => ({ group, records: group.statements.map((said) => this.#record(said, partition)) }));
-      await this.#bus.publish(signed.flatMap((s) => s.records));
-      for (const { group, records } of signed) {
+      const again = this.#again.map((sent) => ({ sent, record: this.#record(sent.said, sent.partition) }));
+      if (groups.length === 0 && again.length === 0) return;
+      const signed = groups.map(({ group, partition }) => ({ group, partition, records: group.statements.map((said) => ({ said, record: this.#record(said, partition) })) }));
+      await this.#bus.publish([...again.map((a) => a.record), ...signed.flatMap((s) => s.records.map((r) => r.record))]);
+      this.#again = [];
+      for (const { sent, record } of again) remember(this.#inputs, sha256Hex(record.value), sent, SENT_MEMORY);
+      for (const { group, partition, records } of signed) {
         for (const mark of group.marks) remember(this.#sent, mark, true, SENT_MEMORY);
-        for (const record of records) remember(this.#inputs, sha256Hex(record.value), group.marks, SENT_MEMORY);
+        for (const { said, record } of records) if (said.type === 'timeout.recorded') remember(this.#inputs, sha256Hex(record.value), { said, partition, firstMs: nowMs }, SENT_MEMORY);
         this.counters.timeouts += 1;
         this.counters.escalations += group.statements.filter((s) => s.type === 'escalation.raised').length;
       }

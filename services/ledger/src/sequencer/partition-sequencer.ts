@@ -36,6 +36,8 @@ const FENCE_PROBE_MS = 5_000;
 
 /** How long a decision citing authority entries this process has not folded yet waits for them before it is judged. */
 const AUTHORITY_CATCH_UP_MS = 5_000;
+/** How far the log's end read now may be behind what the gate saw (a new leader's high watermark catching up). */
+const AUTHORITY_LAG_MARGIN = 64;
 
 /**
  * Events statements the rulebook judges by the partition's proposal-life
@@ -526,14 +528,28 @@ export class PartitionSequencer {
     if (!JUDGED_LIVE.has(statement.type) && !(this.#lifeComplete && JUDGED_ON_FULL_STATE.has(statement.type))) return admitted;
     const view = this.#authorityView;
     const history = this.#settings.authorityHistory;
-    if (statement.type === 'decision.recorded' && history !== undefined && view?.committedSize !== undefined && view.waitFor !== undefined) {
+    if (statement.type === 'decision.recorded' && history !== undefined) {
       const cited = (statement.body as { authorityIndex: number }).authorityIndex;
-      // Entries the log has but this process has not folded yet are waited for (the batch comes again if
-      // that takes too long); an index the log does not have is judged now, and rejected.
-      if (cited > history.size && cited <= (await view.committedSize())) {
-        await view.waitFor(cited, AUTHORITY_CATCH_UP_MS).catch((err: unknown) => {
-          throw new OperationalError(OperationalCode.UNAVAILABLE, `a decision cites authority entries not folded yet: ${(err as Error).message}`, { cause: err });
-        });
+      // The gate may read the authority stream ahead of this process: the entries it cites are waited for.
+      // Still missing after that, the decision is rejected only when the log itself lacks them; otherwise
+      // the batch comes again.
+      // (An index far beyond what the log holds, read from the log, is judged at once.)
+      if (cited > history.size && view?.waitFor !== undefined && view.committedSize !== undefined) {
+        const committed = await view.committedSize();
+        if (cited <= committed + AUTHORITY_LAG_MARGIN) {
+          const folded = await view.waitFor(cited, AUTHORITY_CATCH_UP_MS).then(() => true, () => false);
+          if (!folded && cited <= (await view.committedSize())) {
+            throw new OperationalError(OperationalCode.UNAVAILABLE, `a decision cites ${cited} authority entries; ${history.size} are folded here after ${AUTHORITY_CATCH_UP_MS} ms`, { retryable: true });
+          }
+        }
+      }
+      // The gate read the entries it cites before deciding, so one stamped later than now was stamped by a
+      // sequencer clock ahead of this one. verify-chain compares the two times: the decision is sequenced again
+      // once this clock has passed it (a stamp further ahead than the wait is judged now, and rejected).
+      const citedAt = cited > 0 ? history.timeOf(cited - 1) : undefined;
+      if (citedAt !== undefined && citedAt > now && citedAt - now <= AUTHORITY_CATCH_UP_MS) {
+        await new Promise((resolve) => setTimeout(resolve, citedAt - now + 1));
+        throw new OperationalError(OperationalCode.UNAVAILABLE, `a decision cites an authority entry stamped ${citedAt - now} ms ahead of this sequencer's clock`, { retryable: true });
       }
     }
     const life: LifeEntry = {
