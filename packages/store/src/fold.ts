@@ -3,6 +3,7 @@ import {
   AUTHORITY_TYPES,
   DEFAULT_GRANT_POLICY,
   type BodyOf,
+  type Entry,
   type Statement,
   type StatementType,
 } from '@agent-ledger/core';
@@ -445,6 +446,30 @@ function revokeGrant(state: FoldState, linked: LinkedEntry): void {
  * changes (quorum, distinct co-signers, deadline, cascade) and adds its own
  * (an answer counts once per approver).
  */
+/**
+ * The `enforcement_records` row of a `decision.recorded` entry: the one
+ * mapping the projection folds and the API answers a long-poll with before
+ * the projection has it.
+ */
+export function enforcementRowOf(entry: Entry, statementHash: string): EnforcementRow {
+  const body = entry.envelope.statement.body as BodyOf<'decision.recorded'>;
+  return {
+    decisionHash: statementHash,
+    proposalHash: body.proposal,
+    agentId: body.agentId,
+    outcome: body.outcome,
+    code: body.code,
+    tier: body.tier,
+    risk: body.risk,
+    authorityIndex: body.authorityIndex,
+    grantId: body.grantId,
+    grantEntry: body.grantEntry,
+    partition: entry.partition,
+    index: entry.index,
+    sequencedAt: entry.sequencedAt,
+  };
+}
+
 export function evolve(state: FoldState, linked: LinkedEntry): void {
   const { entry, statementHash } = linked;
   const statement = entry.envelope.statement;
@@ -596,19 +621,7 @@ export function evolve(state: FoldState, linked: LinkedEntry): void {
     }
     case 'decision.recorded': {
       const body = bodyOf(statement, 'decision.recorded');
-      state.decisions.push({
-        decisionHash: statementHash,
-        proposalHash: body.proposal,
-        agentId: body.agentId,
-        outcome: body.outcome,
-        code: body.code,
-        tier: body.tier,
-        risk: body.risk,
-        authorityIndex: body.authorityIndex,
-        grantId: body.grantId,
-        grantEntry: body.grantEntry,
-        ...position,
-      });
+      state.decisions.push(enforcementRowOf(entry, statementHash));
       const row = proposalOfSamePartition(body.proposal);
       if (row !== undefined) {
         row.status = body.outcome;

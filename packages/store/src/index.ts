@@ -35,3 +35,4 @@ export type {
 export { hasNotifications } from './sql.js';
 export type { SqlClient, SqlNotifications, SqlPool, SqlQueryConfig, SqlQueryable, SqlResult } from './sql.js';
 export { openPglitePool } from './pglite.js';
+export { enforcementRowOf } from './fold.js';

@@ -15,6 +15,7 @@ test('the package index exports exactly the documented names', () => {
     'decisionFor',
     'decisionTrail',
     'enforcementRecords',
+    'enforcementRowOf',
     'ensureDatabase',
     'grantTrail',
     'hasNotifications',

@@ -22,6 +22,7 @@ import {
   MAX_QUERY_LIMIT,
   decisionFor,
   decisionTrail,
+  enforcementRowOf,
   enforcementRecords,
   grantTrail,
   hasNotifications,
@@ -277,26 +278,12 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   // ...and, first, the log itself: a final decision is answered as soon as this process indexes its entry, without
   // waiting for the projector's write and its NOTIFY. The row is the one the projector folds from the same entry.
   const recentFinal = new Map<string, EnforcementRow>();
-  deps.logIndex.onEntry((partition, entry) => {
+  deps.logIndex.onEntry((_partition, entry) => {
     const statement = entry.envelope.statement;
     if (statement.type !== 'decision.recorded') return;
     const body = statement.body as BodyOf<'decision.recorded'>;
     if (body.outcome === 'verify_first') return;
-    remember(recentFinal, body.proposal, {
-      decisionHash: statementHash(statement),
-      proposalHash: body.proposal,
-      agentId: body.agentId,
-      outcome: body.outcome,
-      code: body.code,
-      tier: body.tier,
-      risk: body.risk,
-      authorityIndex: body.authorityIndex,
-      grantId: body.grantId,
-      grantEntry: body.grantEntry,
-      partition,
-      index: entry.index,
-      sequencedAt: entry.sequencedAt,
-    }, RECENT_DECISIONS);
+    remember(recentFinal, body.proposal, enforcementRowOf(entry, statementHash(statement)), RECENT_DECISIONS);
     const set = waiters.get(body.proposal);
     if (set !== undefined) for (const wake of set) wake();
   });
