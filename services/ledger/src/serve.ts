@@ -303,8 +303,16 @@ export async function serve(
     });
     // Events judged before genesis is folded would all be refused: wait for it.
     await follower.waitFor(1, 120_000);
+    // A step of a sequencer's serialised work that takes this long is logged (again every such period while it lasts).
+    const slowStepMs = 30_000;
+    const slowLogged = new Map<number, number>();
     const ticker = setInterval(() => {
       for (const s of sequencers) {
+        const busy = s.busy(slowStepMs);
+        if (busy !== undefined && Date.now() - (slowLogged.get(s.partition) ?? 0) >= slowStepMs) {
+          slowLogged.set(s.partition, Date.now());
+          log(`sequencer ${s.partition}: ${busy.step} for ${Math.round(busy.forMs / 1000)} s`);
+        }
         void s.tick().catch((err: unknown) => {
           if (err instanceof WriterFencedError) {
             log(`sequencer ${s.partition} fenced by a newer instance: stopping`);

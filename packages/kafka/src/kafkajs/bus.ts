@@ -7,6 +7,7 @@ import { fromKafkaError } from './errors.js';
 import { kafkaLogLevel, ledgerLogCreator, type KafkaLogSinkFor, type LogLevelName } from './logging.js';
 import { PartitionCounts } from './partition-counts.js';
 import { producerSettings } from './producer-settings.js';
+import { STEP_LIMIT_MS, withDeadline } from './deadline.js';
 import { quietly } from './quietly.js';
 import { readRange } from './range-reader.js';
 import { toTopicMessages } from './records.js';
@@ -113,7 +114,7 @@ class KafkajsBus implements LogBus {
     this.#admin ??= (async () => {
       const admin = this.#kafka.admin();
       try {
-        await admin.connect();
+        await withDeadline(admin.connect(), STEP_LIMIT_MS, 'connecting the admin client');
         return admin;
       } catch (err) {
         this.#admin = undefined;
@@ -128,7 +129,7 @@ class KafkajsBus implements LogBus {
     this.#publisher ??= (async () => {
       const producer = this.#kafka.producer(producerSettings());
       try {
-        await producer.connect();
+        await withDeadline(producer.connect(), STEP_LIMIT_MS, 'connecting the producer');
         return producer;
       } catch (err) {
         this.#publisher = undefined;
@@ -187,7 +188,7 @@ class KafkajsBus implements LogBus {
     if (records.length === 0) return;
     const producer = await this.#publisherClient();
     try {
-      await producer.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 });
+      await withDeadline(producer.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 }), STEP_LIMIT_MS, 'publishing');
     } catch (err) {
       // A fresh producer (new producer id) next time: kafkajs's sequence numbers
       // may no longer match the broker's after a failed idempotent send.
@@ -211,17 +212,17 @@ class KafkajsBus implements LogBus {
 
   async endOffsets(topic: string): Promise<ReadonlyMap<number, string>> {
     this.#open();
-    return endOffsets(await this.#adminClient(), topic);
+    return withDeadline((async () => endOffsets(await this.#adminClient(), topic))(), STEP_LIMIT_MS, `reading the end offsets of ${topic}`);
   }
 
   async offsetsForTime(topic: string, timestampMs: number): Promise<ReadonlyMap<number, string>> {
     this.#open();
-    return offsetsForTime(await this.#adminClient(), topic, timestampMs);
+    return withDeadline((async () => offsetsForTime(await this.#adminClient(), topic, timestampMs))(), STEP_LIMIT_MS, `reading the offsets of ${topic} by time`);
   }
 
   async committedOffsets(groupId: string, topic: string): Promise<ReadonlyMap<number, string | null>> {
     this.#open();
-    return committedOffsets(await this.#adminClient(), groupId, topic);
+    return withDeadline((async () => committedOffsets(await this.#adminClient(), groupId, topic))(), 2 * STEP_LIMIT_MS, `reading the offsets group ${groupId} committed on ${topic}`);
   }
 
   close(): Promise<void> {

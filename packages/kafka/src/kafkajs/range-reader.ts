@@ -6,6 +6,7 @@ import { checkPartition, parseOffset } from '../offsets.js';
 import { fromKafkaError } from './errors.js';
 import { END, Handoff } from './handoff.js';
 import { onePartitionAssigner } from './one-partition-assigner.js';
+import { STEP_LIMIT_MS, withDeadline } from './deadline.js';
 import { quietly } from './quietly.js';
 import { toInRecord } from './records.js';
 
@@ -65,7 +66,7 @@ async function resolveRange(deps: RangeReaderDeps, topic: string, partition: num
   if (typeof topic !== 'string' || topic === '') throw invalidArgument('topic must be a non-empty string');
   checkPartition(partition, 'partition');
   const from = parseOffset(fromOffset, 'fromOffset');
-  const { low, end } = await partitionBounds(deps, topic, partition);
+  const { low, end } = await withDeadline(partitionBounds(deps, topic, partition), STEP_LIMIT_MS, `reading the bounds of ${topic}/${partition}`);
   if (from < low) throw integrityFailure(`${topic}/${partition} starts at offset ${low}: the records from ${from} are gone`);
   if (from > end) throw integrityFailure(`${topic}/${partition} ends at offset ${end}, before the requested ${from}`);
   return { from, end };
@@ -101,8 +102,9 @@ async function* consumeRange(deps: RangeReaderDeps, topic: string, partition: nu
 
   try {
     try {
-      await consumer.connect();
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      // Each bounded: a read that cannot start fails retryably instead of holding its caller (a recovery) for good.
+      await withDeadline(consumer.connect(), STEP_LIMIT_MS, `connecting a reader of ${topic}/${partition}`);
+      await withDeadline(consumer.subscribe({ topics: [topic], fromBeginning: true }), STEP_LIMIT_MS, `subscribing a reader to ${topic}`);
       const running = consumer.run({
         autoCommit: false,
         eachBatch: async ({ batch, heartbeat }) => {
@@ -118,7 +120,7 @@ async function* consumeRange(deps: RangeReaderDeps, topic: string, partition: nu
       // run() creates the group member before its first await, so the seek is
       // in place before the first fetch: no record before `from` is fetched.
       consumer.seek({ topic, partition, offset: from.toString() });
-      await running;
+      await withDeadline(running, STEP_LIMIT_MS, `joining a reader of ${topic}/${partition} to its group`);
     } catch (err) {
       throw fromKafkaError(err, `cannot start reading ${topic}/${partition}`);
     }

@@ -1,8 +1,9 @@
 import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import { invalidArgument, type BusError } from '../errors.js';
+import { invalidArgument, unavailable, type BusError } from '../errors.js';
 import type { InBatch, SubscribeOptions, Subscription } from '../log-bus.js';
 import { fromKafkaError } from './errors.js';
+import { STEP_LIMIT_MS, withDeadline } from './deadline.js';
 import { quietly } from './quietly.js';
 import { toInRecord } from './records.js';
 import { partitionsAssigner } from './one-partition-assigner.js';
@@ -74,43 +75,107 @@ function seekTo(consumer: Consumer, committed: ReadonlyMap<number, string | null
 }
 
 /**
+ * How long a member may go without a batch while committed records wait for
+ * it before its consumer is replaced. kafkajs has been seen to stop fetching
+ * for good after a broker fault without reporting anything (no crash, no
+ * error, heartbeats going on); a fresh consumer in the same group starts again
+ * from the committed offsets. LEDGER_KAFKA_STALL_MS changes it (5 s to 10 min).
+ */
+function stallLimitMs(): number {
+  const asked = Number(process.env.LEDGER_KAFKA_STALL_MS ?? '30000');
+  return Number.isSafeInteger(asked) && asked >= 5_000 && asked <= 600_000 ? asked : 30_000;
+}
+
+/** How often the stall watch looks. */
+const WATCH_EVERY_MS = 5_000;
+
+/** The greater of two offsets, either possibly unknown. */
+function later(a: bigint | undefined, b: bigint | undefined): bigint | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a > b ? a : b;
+}
+
+/**
  * A kafkajs consumer group member. It reads committed records only
  * (`readUncommitted: false`), never auto-commits, and resolves a batch's
  * offset only after the handler succeeded, so a failed batch is fetched again.
+ * A watch replaces the consumer when committed records wait for it and no
+ * batch came for the stall limit (see `stallLimitMs`): a batch is then fetched
+ * again from the committed offsets, as after any redelivery.
  */
 export class KafkajsSubscription implements Subscription {
-  readonly #consumer: Consumer;
+  readonly #kafka: Kafka;
+  readonly #options: SubscribeOptions;
+  readonly #admin: () => Promise<Admin>;
   readonly #onStop: (subscription: KafkajsSubscription) => void;
+  #consumer: Consumer | undefined;
+  /** Which consumer is current: batches of a replaced one are left unresolved. */
+  #generation = 0;
+  /** When a batch last arrived or finished, the member last joined, or the watch last found nothing waiting. */
+  #lastProgressAt = Date.now();
+  #handling = 0;
+  /** Per `topic`, per partition, the offset after the last batch kafkajs processed for this member (markers included). */
+  readonly #seen = new Map<string, Map<number, bigint>>();
+  /** Partitions this member holds, per topic, from its last join. */
+  #assigned: ReadonlyMap<string, readonly number[]> = new Map();
+  /** kafkajs stopped the consumer on an error retrying cannot cure (credentials, a denied request): left stopped. */
+  #gaveUp = false;
+  #watch: NodeJS.Timeout | undefined;
+  /** The watch's look in progress, if any: stop() waits for it, so a replacement is never left running. */
+  #checking: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
+  /** How many times the watch replaced a stalled consumer. */
+  restarts = 0;
 
-  private constructor(consumer: Consumer, onStop: (subscription: KafkajsSubscription) => void) {
-    this.#consumer = consumer;
+  private constructor(kafka: Kafka, options: SubscribeOptions, onStop: (subscription: KafkajsSubscription) => void, admin: () => Promise<Admin>) {
+    this.#kafka = kafka;
+    this.#options = options;
     this.#onStop = onStop;
+    this.#admin = admin;
   }
 
   /** Joins the group and starts consuming. */
   static async start(kafka: Kafka, options: SubscribeOptions, onStop: (subscription: KafkajsSubscription) => void, admin: () => Promise<Admin>): Promise<KafkajsSubscription> {
     checkOptions(options);
+    const subscription = new KafkajsSubscription(kafka, options, onStop, admin);
+    await subscription.#launch();
+    subscription.#watch = setInterval(() => subscription.#check(), WATCH_EVERY_MS);
+    subscription.#watch.unref();
+    return subscription;
+  }
+
+  #report(error: BusError, stopped: boolean): void {
+    try {
+      this.#options.onError?.(error, stopped);
+    } catch {
+      // onError must not throw; if it does, consumption goes on regardless.
+    }
+  }
+
+  /** Where each partition starts: the committed offsets of `positions` (asked now), or none. */
+  async #positions(topic: string): Promise<{ taken: readonly number[]; initial: ReadonlyMap<number, string | null> }> {
+    const positions = this.#options.positions;
+    if (positions === undefined) return { taken: [], initial: new Map() };
+    let taken: readonly number[];
+    try {
+      taken = positions.partitions ?? (await withDeadline((async () => (await this.#admin()).fetchTopicOffsets(topic))(), STEP_LIMIT_MS, `listing the partitions of ${topic}`)).map((p) => p.partition);
+    } catch (err) {
+      throw fromKafkaError(err, `cannot list the partitions of ${topic}`);
+    }
+    const initial = 'startAt' in positions ? positions.startAt() : await committedOffsets(await this.#admin(), positions.offsetsOf, topic);
+    return { taken, initial };
+  }
+
+  /** Makes a consumer, joins the group with it and starts it; the previous one (if any) is no longer current. */
+  async #launch(): Promise<void> {
+    const options = this.#options;
     const positions = options.positions;
     const topic = options.topics[0] ?? '';
-    let taken: readonly number[] = [];
-    let initial: ReadonlyMap<number, string | null> = new Map();
-    if (positions !== undefined) {
-      try {
-        taken = positions.partitions ?? (await (await admin()).fetchTopicOffsets(topic)).map((p) => p.partition);
-      } catch (err) {
-        throw fromKafkaError(err, `cannot list the partitions of ${topic}`);
-      }
-      initial = 'startAt' in positions ? positions.startAt() : await committedOffsets(await admin(), positions.offsetsOf, topic);
-    }
-    const report = (error: BusError, stopped: boolean): void => {
-      try {
-        options.onError?.(error, stopped);
-      } catch {
-        // onError must not throw; if it does, consumption goes on regardless.
-      }
-    };
-    const consumer = kafka.consumer({
+    const { taken, initial } = await this.#positions(topic);
+    const generation = ++this.#generation;
+    const current = (): boolean => generation === this.#generation;
+    const consumer = this.#kafka.consumer({
       groupId: options.groupId,
       readUncommitted: false,
       allowAutoTopicCreation: false,
@@ -124,19 +189,51 @@ export class KafkajsSubscription implements Subscription {
       retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 10_000, restartOnFailure: () => Promise.resolve(true) },
       ...(positions === undefined ? {} : { partitionAssigners: [partitionsAssigner(topic, taken)] }),
     });
-    const subscription = new KafkajsSubscription(consumer, onStop);
+    this.#consumer = consumer;
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!current()) return;
+      if (!payload.restart) this.#gaveUp = true;
       if (causedByHandler(payload.error)) return; // reported when the handler failed
-      report(fromKafkaError(payload.error, `consumer group ${options.groupId} crashed`), !payload.restart);
+      this.#report(fromKafkaError(payload.error, `consumer group ${options.groupId} crashed`), !payload.restart);
+    });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (!current()) return;
+      this.#assigned = new Map(Object.entries(payload.memberAssignment));
+      this.#lastProgressAt = Date.now();
+    });
+    const skipped = new Set<string>();
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (!current() || skipped.delete(`${payload.topic}:${payload.partition}:${payload.lastOffset}`)) return;
+      let partitions = this.#seen.get(payload.topic);
+      if (partitions === undefined) {
+        partitions = new Map();
+        this.#seen.set(payload.topic, partitions);
+      }
+      const next = BigInt(payload.lastOffset) + 1n;
+      if (next > (partitions.get(payload.partition) ?? -1n)) partitions.set(payload.partition, next);
+      this.#lastProgressAt = Date.now();
     });
     try {
-      await consumer.connect();
-      await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning });
+      await withDeadline(consumer.connect(), STEP_LIMIT_MS, `connecting a member of ${options.groupId}`);
+      await withDeadline(consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning }), STEP_LIMIT_MS, `subscribing a member of ${options.groupId}`);
       const running = consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: options.concurrency ?? 1,
-        eachBatch: (payload) => handleBatch(payload, options, report),
+        eachBatch: async (payload) => {
+          // A replaced consumer's late batch: left unresolved, the current consumer reads it.
+          if (!current()) return;
+          this.#lastProgressAt = Date.now();
+          this.#handling += 1;
+          try {
+            const handled = await handleBatch(payload, options, (error, stopped) => this.#report(error, stopped));
+            // A stale batch left unresolved is fetched again: kafkajs's END_BATCH_PROCESS must not count it as read.
+            if (!handled) skipped.add(`${payload.batch.topic}:${payload.batch.partition}:${payload.batch.lastOffset()}`);
+          } finally {
+            this.#handling -= 1;
+            this.#lastProgressAt = Date.now();
+          }
+        },
       });
       if (positions !== undefined) {
         // run() creates the group member before its first await: the seek is in place before the first fetch.
@@ -145,25 +242,94 @@ export class KafkajsSubscription implements Subscription {
         let joins = 0;
         consumer.on(consumer.events.GROUP_JOIN, () => {
           joins += 1;
-          if (joins > 1) {
-            ('startAt' in positions ? Promise.resolve(positions.startAt()) : admin().then((a) => committedOffsets(a, positions.offsetsOf, topic)))
+          if (joins > 1 && current()) {
+            ('startAt' in positions ? Promise.resolve(positions.startAt()) : this.#admin().then((a) => committedOffsets(a, positions.offsetsOf, topic)))
               .then((committed) => seekTo(consumer, committed, topic, taken))
-              .catch((err: unknown) => report(fromKafkaError(err, `cannot seek ${topic} after a rejoin`), false));
+              .catch((err: unknown) => this.#report(fromKafkaError(err, `cannot seek ${topic} after a rejoin`), false));
           }
         });
       }
-      await running;
+      await withDeadline(running, STEP_LIMIT_MS, `joining consumer group ${options.groupId}`);
     } catch (err) {
       await quietly(consumer.disconnect());
       throw fromKafkaError(err, `cannot join consumer group ${options.groupId}`);
     }
-    return subscription;
+    this.#lastProgressAt = Date.now();
+  }
+
+  /**
+   * A partition of this member with committed records past what it has read
+   * (its own batches, or the offsets its group committed, whichever is
+   * further), described; undefined when it is caught up.
+   */
+  async #waiting(): Promise<string | undefined> {
+    const options = this.#options;
+    const positions = options.positions;
+    const admin = await this.#admin();
+    for (const [topic, partitions] of this.#assigned) {
+      if (partitions.length === 0) continue;
+      const ends = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p]));
+      const committed =
+        positions !== undefined && 'startAt' in positions ? positions.startAt() : await committedOffsets(admin, positions?.offsetsOf ?? options.groupId, topic);
+      const seen = this.#seen.get(topic);
+      for (const partition of partitions) {
+        const bounds = ends.get(partition);
+        if (bounds === undefined) continue;
+        const end = BigInt(bounds.offset);
+        const stored = committed.get(partition);
+        // With nothing read and nothing committed, the member starts where `fromBeginning` says.
+        const start = options.fromBeginning ? BigInt(bounds.low) : end;
+        const position = later(seen?.get(partition), stored === null || stored === undefined ? undefined : BigInt(stored)) ?? start;
+        if (end > position) return `${topic}/${partition}: offset ${position} read, ${end} committed`;
+      }
+    }
+    return undefined;
+  }
+
+  /** The stall watch: replaces the consumer when records wait and nothing came for the stall limit. */
+  #check(): void {
+    if (this.#checking !== undefined || this.#stopping !== undefined || this.#gaveUp || this.#handling > 0) return;
+    const idleSince = this.#lastProgressAt;
+    if (Date.now() - idleSince < stallLimitMs()) return;
+    this.#checking = this.#look(idleSince).finally(() => {
+      this.#checking = undefined;
+    });
+  }
+
+  async #look(idleSince: number): Promise<void> {
+    let waiting: string | undefined;
+    try {
+      waiting = await withDeadline(this.#waiting(), STEP_LIMIT_MS, `checking consumer group ${this.#options.groupId} for records waiting`);
+    } catch {
+      // The cluster does not answer: a new consumer could not fetch either. Looked at again later.
+      return;
+    }
+    if (waiting === undefined) {
+      // Caught up: idle is fine. Looked at again after another stall limit.
+      this.#lastProgressAt = Date.now();
+      return;
+    }
+    if (this.#stopping !== undefined || this.#handling > 0 || this.#lastProgressAt !== idleSince) return;
+    this.restarts += 1;
+    this.#report(unavailable(`consumer group ${this.#options.groupId} read nothing for ${Math.round((Date.now() - idleSince) / 1000)} s with records waiting (${waiting}): its consumer is replaced`), false);
+    const stalled = this.#consumer;
+    this.#generation += 1;
+    if (stalled !== undefined) await quietly(stalled.disconnect());
+    try {
+      await this.#launch();
+    } catch (err) {
+      // Tried again at the next look.
+      this.#report(fromKafkaError(err, `cannot replace the consumer of ${this.#options.groupId}`), false);
+    }
   }
 
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
+      clearInterval(this.#watch);
       try {
-        await this.#consumer.disconnect();
+        // Not while a replacement is being made (every step of it is bounded).
+        await this.#checking;
+        if (this.#consumer !== undefined) await withDeadline(this.#consumer.disconnect(), STEP_LIMIT_MS, `leaving consumer group ${this.#options.groupId}`);
       } finally {
         this.#onStop(this);
       }
@@ -172,10 +338,11 @@ export class KafkajsSubscription implements Subscription {
   }
 }
 
-async function handleBatch(payload: EachBatchPayload, options: SubscribeOptions, report: (error: BusError, stopped: boolean) => void): Promise<void> {
+/** Hands one batch to the handler; false when it was left unresolved unhandled (stale, or empty). */
+async function handleBatch(payload: EachBatchPayload, options: SubscribeOptions, report: (error: BusError, stopped: boolean) => void): Promise<boolean> {
   const { batch } = payload;
   // A stale batch was fetched before a seek or a rebalance: leave it unresolved and it is fetched again.
-  if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) return;
+  if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) return false;
   const inBatch: InBatch = {
     topic: batch.topic,
     partition: batch.partition,
@@ -202,4 +369,5 @@ async function handleBatch(payload: EachBatchPayload, options: SubscribeOptions,
     const next = (BigInt(last) + 1n).toString();
     await payload.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }] });
   }
+  return true;
 }

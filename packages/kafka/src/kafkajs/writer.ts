@@ -6,6 +6,7 @@ import { checkPartition, parseOffset } from '../offsets.js';
 import { fromKafkaError, isFencing } from './errors.js';
 import type { PartitionCounts } from './partition-counts.js';
 import { producerSettings } from './producer-settings.js';
+import { STEP_LIMIT_MS, withDeadline } from './deadline.js';
 import { quietly } from './quietly.js';
 import { toTopicMessages } from './records.js';
 import { awaitVisible, writtenOffsets } from './visibility.js';
@@ -68,9 +69,9 @@ export class KafkajsTransactionalWriter implements TransactionalWriter {
   async #initialise(): Promise<Producer> {
     const producer = this.#deps.kafka.producer(producerSettings(this.transactionalId));
     try {
-      await producer.connect();
-      const empty = await producer.transaction();
-      await empty.abort();
+      await withDeadline(producer.connect(), STEP_LIMIT_MS, `connecting writer ${this.transactionalId}`);
+      const empty = await withDeadline(producer.transaction(), STEP_LIMIT_MS, `initialising writer ${this.transactionalId}`);
+      await withDeadline(empty.abort(), STEP_LIMIT_MS, `initialising writer ${this.transactionalId}`);
       return producer;
     } catch (err) {
       await quietly(producer.disconnect());
@@ -104,15 +105,23 @@ export class KafkajsTransactionalWriter implements TransactionalWriter {
     let transaction: Transaction | undefined;
     let metadata: RecordMetadata[] = [];
     try {
-      transaction = await producer.transaction();
-      if (records.length > 0) metadata = await transaction.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 });
+      // Each step bounded: one that never returns (seen after a broker fault) fails the transaction
+      // like any other error, and the replacement producer settles it (see STEP_LIMIT_MS).
+      const what = `a transaction of writer ${this.transactionalId}`;
+      transaction = await withDeadline(producer.transaction(), STEP_LIMIT_MS, `beginning ${what}`);
+      const open = transaction;
+      if (records.length > 0) metadata = await withDeadline(open.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 }), STEP_LIMIT_MS, `sending ${what}`);
       if (consumed !== undefined) {
-        await transaction.sendOffsets({
-          consumerGroupId: consumed.groupId,
-          topics: [{ topic: consumed.topic, partitions: [{ partition: consumed.partition, offset: consumed.nextOffset }] }],
-        });
+        await withDeadline(
+          open.sendOffsets({
+            consumerGroupId: consumed.groupId,
+            topics: [{ topic: consumed.topic, partitions: [{ partition: consumed.partition, offset: consumed.nextOffset }] }],
+          }),
+          STEP_LIMIT_MS,
+          `committing the consumed offset in ${what}`,
+        );
       }
-      await transaction.commit();
+      await withDeadline(open.commit(), STEP_LIMIT_MS, `committing ${what}`);
     } catch (err) {
       throw await this.#afterFailure(err, producer, transaction);
     }
@@ -138,7 +147,7 @@ export class KafkajsTransactionalWriter implements TransactionalWriter {
   async #afterFailure(err: unknown, producer: Producer, transaction: Transaction | undefined): Promise<BusError> {
     if (!isFencing(err) && transaction?.isActive() === true) {
       try {
-        await transaction.abort();
+        await withDeadline(transaction.abort(), STEP_LIMIT_MS, `aborting a transaction of writer ${this.transactionalId}`);
       } catch (abortError) {
         // The replacement producer's InitProducerId aborts it instead.
         if (isFencing(abortError)) return this.#fenced(abortError, producer);

@@ -205,6 +205,10 @@ export class PartitionSequencer {
   #queue: Promise<void> = Promise.resolve();
   /** Set when a failed transaction could not be followed by a recovery: state is rebuilt before any further write. */
   #stale = false;
+  /** The step of the serialised work under way, and since when: what `busy` reports. */
+  #step: { readonly name: string; readonly since: number } | undefined;
+  /** A tick is queued and has not started: another is not queued behind it. */
+  #tickQueued = false;
 
   constructor(partition: number, bus: LogBus, settings: SequencerSettings, authorityView: AuthorityView | null) {
     this.partition = partition;
@@ -376,9 +380,33 @@ export class PartitionSequencer {
     return read;
   }
 
+  /**
+   * The step of this partition's serialised work that has been under way
+   * for at least `ms`, and for how long; undefined when none has. Every
+   * step that waits on the log is bounded, so this names a slow broker, not
+   * a wedge: the process logs it so an operator sees where the time goes.
+   */
+  busy(ms: number): { step: string; forMs: number } | undefined {
+    const step = this.#step;
+    if (step === undefined) return undefined;
+    const forMs = Date.now() - step.since;
+    return forMs >= ms ? { step: step.name, forMs } : undefined;
+  }
+
+  #at(name: string): void {
+    this.#step = { name, since: Date.now() };
+  }
+
   /** Serialises work on this partition: one transaction at a time. */
   #serial<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(work);
+    const run = this.#queue.then(async () => {
+      this.#at('starting');
+      try {
+        return await work();
+      } finally {
+        this.#step = undefined;
+      }
+    });
     this.#queue = run.then(
       () => undefined,
       () => undefined,
@@ -403,7 +431,10 @@ export class PartitionSequencer {
   /** Handles one batch of this partition's intake records (called by the intake subscription). */
   handleBatch(batch: InBatch): Promise<void> {
     return this.#serial(async () => {
-      if (this.#stale) await this.#recover();
+      if (this.#stale) {
+        this.#at('recovering from the log after a failed transaction');
+        await this.#recover();
+      }
       // Until the authority stream's genesis is folded nothing can be judged:
       // the batch is redelivered later rather than refused.
       if (this.partition !== 0 && this.#registry().state.config === undefined) {
@@ -416,6 +447,7 @@ export class PartitionSequencer {
       // earlier transaction of this instance already committed: skip them.
       const records = committer.uncommitted(batch.records);
       // Signatures first, in parallel off this thread; admission stays here, in log order.
+      this.#at('checking signatures');
       const verdicts = await this.#settings.signatures?.verdicts(records.map((r) => r.value));
       let answered = false;
       try {
@@ -425,7 +457,10 @@ export class PartitionSequencer {
           const life = this.#life;
           const fitsWindow = this.partition === 0 ? undefined : (lineBytes: number) => admitsProposal(life, lineBytes);
           let result: Admitted | Rejected = refusedAtApi(record) ?? admit(record.value, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdicts?.[n], fitsWindow);
-          if (result.kind === 'admitted') result = await this.#judged(result, record.value, now, registry.size);
+          if (result.kind === 'admitted') {
+            this.#at('judging an answer');
+            result = await this.#judged(result, record.value, now, registry.size);
+          }
           let envelope: Envelope;
           if (result.kind === 'admitted') {
             envelope = result.envelope;
@@ -450,11 +485,13 @@ export class PartitionSequencer {
           const kind = result.kind;
           // The shared committer splits the batch into transactions under the broker's limit,
           // each carrying the intake offset after its last entry's input.
+          this.#at('committing a transaction');
           await committer.add(record.offset, out, () => {
             if (kind === 'admitted') this.counters.admitted += 1;
             else this.counters.rejected += 1;
           });
         }
+        this.#at('committing a transaction');
         await committer.flush();
       } catch (err) {
         await this.#failed(err);
@@ -470,15 +507,26 @@ export class PartitionSequencer {
    * learns that it was fenced even when no work reaches it.
    */
   tick(): Promise<void> {
+    // One tick waiting is enough: behind a long batch they would only pile up.
+    if (this.#tickQueued) return Promise.resolve();
+    this.#tickQueued = true;
     return this.#serial(async () => {
-      if (this.#stale) await this.#recover();
+      this.#tickQueued = false;
+      if (this.#stale) {
+        this.#at('recovering from the log after a failed transaction');
+        await this.#recover();
+      }
       const now = Date.now();
       const committer = this.#committer;
       if (committer === undefined) return;
       try {
-        if (this.#sealDue(now)) await committer.commitAlone([this.#seal()]);
-        else if (now - this.#lastCommitAt >= FENCE_PROBE_MS) await committer.probe();
-        else return;
+        if (this.#sealDue(now)) {
+          this.#at('sealing a checkpoint');
+          await committer.commitAlone([this.#seal()]);
+        } else if (now - this.#lastCommitAt >= FENCE_PROBE_MS) {
+          this.#at('probing the writer for fencing');
+          await committer.probe();
+        } else return;
       } catch (err) {
         await this.#failed(err);
       }
@@ -600,6 +648,7 @@ export class PartitionSequencer {
   async #failed(err: unknown): Promise<never> {
     this.counters.aborts += 1;
     this.#stale = true;
+    this.#at('recovering from the log after a failed transaction');
     await this.#recover().catch(() => undefined);
     throw err;
   }
