@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { createKafkaBus, type LogBus } from '@agent-ledger/kafka';
 import { LedgerClient } from '@agent-ledger/client';
-import { topicNames, type LedgerHome } from '@agent-ledger/ledger';
+import { entryLocation, topicNames, type LedgerHome } from '@agent-ledger/ledger';
 import { eventually } from './live.js';
 import { PrivateKafkaCluster, freePort } from './private-stack.js';
 import { Role, children, count, line, newHome, readAll, routine, settle, type Tally } from './battery-support.js';
@@ -74,6 +74,35 @@ function forks(entries: readonly { partition: number; index: number; prev: strin
     list.forEach((e, i) => {
       if (e.index !== i || (i > 0 && e.prev !== list[i - 1]?.hash)) found += 1;
     });
+  }
+  return found;
+}
+
+/**
+ * Where the committed log of each events partition first breaks its chain,
+ * read straight from the log with record offsets: the diagnosis printed when
+ * `forks` finds any (a second read tells a broken log from a broken read).
+ */
+async function firstBreaks(bus: LogBus, home: LedgerHome): Promise<string[]> {
+  const topics = topicNames(home.config.topicPrefix);
+  const found: string[] = [];
+  for (let p = 1; p <= home.config.eventPartitions; p++) {
+    const { topic, partition } = entryLocation(topics, p);
+    let i = 0;
+    let head = '';
+    let broken: string | undefined;
+    const seenAt = new Map<number, string>();
+    for await (const r of bus.readRange(topic, partition, '0')) {
+      const e = JSON.parse(r.value.toString('utf8')) as { index: number; prev: string; hash: string; sequencedAt: string; envelope: { statement: { type: string; id: string } } };
+      const what = `offset ${r.offset} index ${e.index} ${e.envelope.statement.type} ${e.envelope.statement.id.slice(0, 8)} at ${e.sequencedAt} prev ${e.prev.slice(0, 8)}`;
+      if (broken === undefined && (e.index !== i || (i > 0 && e.prev !== head))) {
+        broken = `partition ${p}: entry ${i} expected, found ${what}; the entry before: ${seenAt.get(i - 1) ?? 'none'}; an earlier entry with index ${e.index}: ${seenAt.get(e.index) ?? 'none'}`;
+      }
+      if (!seenAt.has(e.index)) seenAt.set(e.index, what);
+      head = e.hash;
+      i += 1;
+    }
+    found.push(broken ?? `partition ${p}: ${i} entries, unbroken`);
   }
   return found;
 }
@@ -227,6 +256,9 @@ describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'L
     process.stdout.write(line('all faults', total));
     const forked = forks(entries);
     process.stdout.write(`# forks on the events partitions: ${forked} (${entries.length} entries read back)\n`);
+    if (forked > 0) {
+      for (const read of [1, 2]) for (const where of await firstBreaks(bus, home)) process.stdout.write(`# read ${read}: ${where}\n`);
+    }
     assert.equal(forked, 0, 'forks');
     for (const [i, t] of tallies.entries()) {
       const what = phases[i]?.name ?? '';
