@@ -90,8 +90,21 @@ export class PartitionChain {
     return { ...base, hash };
   }
 
-  /** Resumes from entries already on the log (crash recovery); they must be in index order. */
+  /**
+   * Resumes from entries already on the log (crash recovery). Each must
+   * continue the chain: the next index, chained to the head. A read that
+   * breaks it (a record of an aborted transaction a client let through, a
+   * gap) is an INTEGRITY_FAILURE, retryable, so a writer never appends to a
+   * chain it could not read whole.
+   */
   replay(entry: Entry): void {
+    if (entry.partition !== this.partition || entry.index !== this.#size || entry.prev !== this.#head) {
+      throw new LedgerError(
+        ReasonCode.INTEGRITY_FAILURE,
+        `partition ${this.partition}: entry ${entry.partition}/${entry.index} read back does not continue the chain of ${this.#size} entries`,
+        { retryable: true },
+      );
+    }
     this.#tree.append(fromHex(entry.hash, 32));
     this.#size += 1;
     this.#head = entry.hash;

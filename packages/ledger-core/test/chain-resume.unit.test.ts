@@ -39,3 +39,43 @@ test('a frontier that does not fit its size is refused', () => {
   assert.throws(() => MerkleAccumulator.resume(6, [...acc.frontier(), fromHex('22'.repeat(32), 32)]), (err: { code?: string }) => err.code === 'SCHEMA_INVALID');
   assert.deepEqual(MerkleAccumulator.resume(5, acc.frontier()).root(), acc.root());
 });
+
+test('a read that does not continue the chain is refused and leaves the chain as it was: a gap, a repeated index, a stray record, another partition', () => {
+  const full = new PartitionChain(1);
+  const entries: Entry[] = [];
+  for (let i = 0; i < 6; i++) {
+    const statement = createStatement('proposal.submitted', { ...body, query: `q${i}` }, agent, new Date(1_800_000_000_000 + i));
+    entries.push(full.append(signStatement(statement, [agent], nodeEd25519), new Date(1_800_000_000_100 + i), 0));
+  }
+  // An entry of a transaction that was aborted: index 3 again, chained to entry 2, another statement.
+  const aborted = PartitionChain.resume(1, (() => {
+    const c = new PartitionChain(1);
+    for (const e of entries.slice(0, 3)) c.replay(e);
+    return c.snapshot();
+  })());
+  const statement = createStatement('proposal.submitted', { ...body, query: 'aborted' }, agent, new Date(1_800_000_000_050));
+  const stray = aborted.append(signStatement(statement, [agent], nodeEd25519), new Date(1_800_000_000_150), 0);
+  const other = new PartitionChain(2);
+  const foreign = other.append(signStatement(statement, [agent], nodeEd25519), new Date(1_800_000_000_150), 0);
+  const refused = (err: unknown): boolean => (err as { code?: string; retryable?: boolean }).code === 'INTEGRITY_FAILURE' && (err as { retryable?: boolean }).retryable === true;
+  const cases: [string, Entry[]][] = [
+    ['a gap', [entries[0], entries[1], entries[3]] as Entry[]],
+    ['a repeated index', [entries[0], entries[1], entries[1]] as Entry[]],
+    ['a stray record after a committed one at its index', [...entries.slice(0, 4), stray]],
+    ['a stray record before the committed one', [...entries.slice(0, 3), stray, entries[3] as Entry]],
+    ['another partition', [foreign]],
+    ['not from the start', entries.slice(1)],
+  ];
+  for (const [what, read] of cases) {
+    const chain = new PartitionChain(1);
+    let accepted = 0;
+    assert.throws(() => {
+      for (const e of read) {
+        chain.replay(e);
+        accepted += 1;
+      }
+    }, refused, what);
+    assert.equal(chain.size, accepted, `${what}: the entries before the break are kept`);
+    assert.equal(chain.head, accepted === 0 ? new PartitionChain(1).head : read[accepted - 1]?.hash, `${what}: the head is the last entry accepted`);
+  }
+});
