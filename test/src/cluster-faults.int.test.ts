@@ -1,5 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { createKafkaBus, type LogBus } from '@agent-ledger/kafka';
 import { LedgerClient } from '@agent-ledger/client';
@@ -107,6 +108,50 @@ async function firstBreaks(bus: LogBus, home: LedgerHome): Promise<string[]> {
   return found;
 }
 
+/**
+ * For each partition of `topics`: its last stable offset (what read_committed
+ * readers stop at) beside its high watermark, and the records between them
+ * with their producer and transaction flags, read with read_uncommitted. A
+ * transaction left open (a hanging one) holds the LSO back for good: every
+ * reader then waits without an error. Printed when the battery fails.
+ */
+async function unstableTails(kafka: Kafka, admin: Admin, topics: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const topic of topics) {
+    const stable = await admin.fetchTopicOffsets(topic).catch(() => []);
+    const tails = new Map<number, { hw: string; records: string[] }>();
+    const consumer = kafka.consumer({ groupId: `diagnosis-${randomUUID()}`, readUncommitted: true, maxWaitTimeInMs: 200 });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await consumer.run({
+        eachBatch: async ({ batch }) => {
+          const from = BigInt(stable.find((p) => p.partition === batch.partition)?.offset ?? '0');
+          const tail = tails.get(batch.partition) ?? { hw: batch.highWatermark, records: [] };
+          tail.hw = batch.highWatermark;
+          for (const m of batch.messages) {
+            if (BigInt(m.offset) < from || tail.records.length >= 8) continue;
+            const context = (m as unknown as { batchContext?: { producerId?: string; producerEpoch?: number; inTransaction?: boolean; isControlBatch?: boolean } }).batchContext;
+            tail.records.push(`${m.offset}: producer ${context?.producerId ?? '?'} epoch ${context?.producerEpoch ?? '?'}${context?.inTransaction === true ? ' in a transaction' : ''}${context?.isControlBatch === true ? ' control' : ''}`);
+          }
+          tails.set(batch.partition, tail);
+        },
+      });
+      for (const p of stable) consumer.seek({ topic, partition: p.partition, offset: p.offset });
+      await sleep(4_000);
+    } catch (err) {
+      found.push(`${topic}: cannot read its tail: ${(err as Error).message}`);
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+    }
+    for (const p of stable) {
+      const tail = tails.get(p.partition);
+      found.push(`${topic}/${p.partition}: last stable offset ${p.offset}, high watermark ${tail?.hw ?? 'not read'}${tail !== undefined && tail.records.length > 0 ? `; past the LSO: ${tail.records.join('; ')}` : ''}`);
+    }
+  }
+  return found;
+}
+
 interface Phase {
   readonly name: string;
   readonly acknowledged: Map<string, string>;
@@ -206,7 +251,8 @@ describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'L
       await fault();
       // The cluster has healed: the ledger takes proposals again (during a pause it may answer only UNAVAILABLE), then the next phase takes over.
       // The bound is for a wedge, not a speed figure (each phase's wall time is printed): clients refresh stale metadata slowly on a loaded machine.
-      await eventually(async () => (phase.acknowledged.size > 0 ? true : undefined), 300_000, `${name}: a proposal acknowledged after the fault`).catch((err: Error) => {
+      await eventually(async () => (phase.acknowledged.size > 0 ? true : undefined), 300_000, `${name}: a proposal acknowledged after the fault`).catch(async (err: Error) => {
+        for (const where of await unstableTails(raw, admin, [topics.intake, topics.events, topics.authority])) process.stdout.write(`# ${where}\n`);
         throw new Error(`${err.message} (${agentsSaid()})`);
       });
       await sleep(2000);
@@ -256,6 +302,9 @@ describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'L
     process.stdout.write(line('all faults', total));
     const forked = forks(entries);
     process.stdout.write(`# forks on the events partitions: ${forked} (${entries.length} entries read back)\n`);
+    if (forked > 0 || total.lost > 0 || total.undecided > 0) {
+      for (const where of await unstableTails(raw, admin, [topics.intake, topics.events, topics.authority])) process.stdout.write(`# ${where}\n`);
+    }
     if (forked > 0) {
       for (const read of [1, 2]) for (const where of await firstBreaks(bus, home)) process.stdout.write(`# read ${read}: ${where}\n`);
     }
