@@ -88,6 +88,8 @@ function stallLimitMs(): number {
 
 /** How often the stall watch looks. */
 const WATCH_EVERY_MS = 5_000;
+/** How long records must be seen waiting, with nothing read, before the consumer is replaced. */
+const WAITING_GRACE_MS = 10_000;
 
 /** The greater of two offsets, either possibly unknown. */
 function later(a: bigint | undefined, b: bigint | undefined): bigint | undefined {
@@ -125,6 +127,10 @@ export class KafkajsSubscription implements Subscription {
   /** The watch's look in progress, if any: stop() waits for it, so a replacement is never left running. */
   #checking: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
+  /** When the watch first found records waiting in the current idle spell. */
+  #waitingSeen: { readonly idleSince: number; readonly at: number } | undefined;
+  /** When the watch last said it could not look. */
+  #lookFailedAt = 0;
   /** How many times the watch replaced a stalled consumer. */
   restarts = 0;
 
@@ -300,16 +306,29 @@ export class KafkajsSubscription implements Subscription {
     let waiting: string | undefined;
     try {
       waiting = await withDeadline(this.#waiting(), STEP_LIMIT_MS, `checking consumer group ${this.#options.groupId} for records waiting`);
-    } catch {
-      // The cluster does not answer: a new consumer could not fetch either. Looked at again later.
+    } catch (err) {
+      // The cluster does not answer: a new consumer could not fetch either. Looked at again at the next
+      // look; said at most once per stall limit.
+      if (Date.now() - this.#lookFailedAt >= stallLimitMs()) {
+        this.#lookFailedAt = Date.now();
+        this.#report(fromKafkaError(err, `consumer group ${this.#options.groupId} read nothing for ${Math.round((Date.now() - idleSince) / 1000)} s, and whether records wait cannot be read`), false);
+      }
       return;
     }
     if (waiting === undefined) {
       // Caught up: idle is fine. Looked at again after another stall limit.
       this.#lastProgressAt = Date.now();
+      this.#waitingSeen = undefined;
       return;
     }
     if (this.#stopping !== undefined || this.#handling > 0 || this.#lastProgressAt !== idleSince) return;
+    // Records waiting are first only noted: a consumer reconnecting after an outage gets a grace period to fetch them.
+    if (this.#waitingSeen?.idleSince !== idleSince) {
+      this.#waitingSeen = { idleSince, at: Date.now() };
+      return;
+    }
+    if (Date.now() - this.#waitingSeen.at < WAITING_GRACE_MS) return;
+    this.#waitingSeen = undefined;
     this.restarts += 1;
     this.#report(unavailable(`consumer group ${this.#options.groupId} read nothing for ${Math.round((Date.now() - idleSince) / 1000)} s with records waiting (${waiting}): its consumer is replaced`), false);
     const stalled = this.#consumer;
