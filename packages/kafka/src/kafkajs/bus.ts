@@ -10,7 +10,7 @@ import { producerSettings } from './producer-settings.js';
 import { STEP_LIMIT_MS, withDeadline } from './deadline.js';
 import { quietly } from './quietly.js';
 import { readRange } from './range-reader.js';
-import { toTopicMessages } from './records.js';
+import { toTopicMessages, unanswered } from './records.js';
 import { KafkajsSubscription } from './subscription.js';
 import { committedOffsets, endOffsets, ensureTopics, offsetsForTime, partitionCounts } from './topic-admin.js';
 import { KafkajsTransactionalWriter } from './writer.js';
@@ -188,7 +188,14 @@ class KafkajsBus implements LogBus {
     if (records.length === 0) return;
     const producer = await this.#publisherClient();
     try {
-      await withDeadline(producer.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 }), STEP_LIMIT_MS, 'publishing');
+      // What kafkajs reports sent without writing (see `unanswered`) is sent again: it was never written, and the
+      // idempotent producer's sequence numbers let the broker drop a copy if it was after all.
+      let pending: readonly OutRecord[] = records;
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt === 3) throw unavailable(`publishing: the client reported ${pending.length} records sent without writing them, three times`, { retryable: true });
+        const metadata = await withDeadline(producer.sendBatch({ topicMessages: toTopicMessages(pending), acks: -1 }), STEP_LIMIT_MS, 'publishing');
+        pending = unanswered(pending, metadata);
+      }
     } catch (err) {
       // A fresh producer (new producer id) next time: kafkajs's sequence numbers
       // may no longer match the broker's after a failed idempotent send.

@@ -1,4 +1,4 @@
-import type { IHeaders, KafkaMessage, TopicMessages } from 'kafkajs';
+import type { IHeaders, KafkaMessage, RecordMetadata, TopicMessages } from 'kafkajs';
 import type { InRecord, OutRecord } from '../log-bus.js';
 
 /**
@@ -55,4 +55,18 @@ export function toInRecord(topic: string, partition: number, message: KafkaMessa
     timestamp: message.timestamp,
     headers: toHeaders(message.headers),
   };
+}
+
+/**
+ * The records of `records` whose partition has no answer in `metadata` (what
+ * kafkajs's `sendBatch` resolved with): never written. kafkajs 2.2.4 retries
+ * a failed Produce only to brokers that have not answered yet; when a
+ * partition's leadership moves to a broker that already answered for other
+ * partitions of the same call, the retry sends nothing for it and the call
+ * still resolves. Seen on a three-node cluster: a transaction committed
+ * without the entries of one partition. Empty when every partition answered.
+ */
+export function unanswered(records: readonly OutRecord[], metadata: readonly RecordMetadata[]): OutRecord[] {
+  const answered = new Set(metadata.filter((m) => m.errorCode === 0).map((m) => `${m.topicName}\u0000${m.partition}`));
+  return records.filter((record) => !answered.has(`${record.topic}\u0000${record.partition}`));
 }

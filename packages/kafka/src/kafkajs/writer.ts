@@ -8,7 +8,7 @@ import type { PartitionCounts } from './partition-counts.js';
 import { producerSettings } from './producer-settings.js';
 import { STEP_LIMIT_MS, withDeadline } from './deadline.js';
 import { quietly } from './quietly.js';
-import { toTopicMessages } from './records.js';
+import { toTopicMessages, unanswered } from './records.js';
 import { awaitVisible, writtenOffsets } from './visibility.js';
 
 type WriterState = 'open' | 'fenced' | 'closed';
@@ -110,7 +110,15 @@ export class KafkajsTransactionalWriter implements TransactionalWriter {
       const what = `a transaction of writer ${this.transactionalId}`;
       transaction = await withDeadline(producer.transaction(), STEP_LIMIT_MS, `beginning ${what}`);
       const open = transaction;
-      if (records.length > 0) metadata = await withDeadline(open.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 }), STEP_LIMIT_MS, `sending ${what}`);
+      if (records.length > 0) {
+        metadata = await withDeadline(open.sendBatch({ topicMessages: toTopicMessages(records), acks: -1 }), STEP_LIMIT_MS, `sending ${what}`);
+        // A partition kafkajs did not write (see `unanswered`) must not be committed without its records: abort instead.
+        const missing = unanswered(records, metadata);
+        if (missing.length > 0) {
+          const where = [...new Set(missing.map((r) => `${r.topic}/${r.partition}`))].join(', ');
+          throw unavailable(`${what}: the client reported the send done without writing to ${where}`, { retryable: true });
+        }
+      }
       if (consumed !== undefined) {
         await withDeadline(
           open.sendOffsets({
