@@ -45,12 +45,13 @@ const stdoutLine = (line: string): void => void process.stdout.write(`${line}\n`
  * Prints a `--json` command's failure as its one JSON object on one line
  * (stdout unless `write` is given) and returns the exit status: 1 for a
  * refusal or invalid content (LedgerError), 2 for a usage, configuration or
- * operational error. A bug (INTERNAL) keeps its stack on stderr for whoever
- * reports it.
+ * operational error. A bug (an untyped error, INTERNAL) keeps its stack on
+ * stderr for whoever reports it.
  */
 export function reportFailureJson(err: unknown, details: Report = {}, write: (line: string) => void = stdoutLine): number {
   const failure = typedFailure(err);
-  if (failure.code === OperationalCode.INTERNAL && err instanceof Error) process.stderr.write(`ledger: internal error: ${err.stack ?? err.message}\n`);
+  // A typed INTERNAL (a server's 500) is reported as it is; an untyped error is a bug of this CLI.
+  if (failure !== err && failure.code === OperationalCode.INTERNAL && err instanceof Error) process.stderr.write(`ledger: internal error: ${err.stack ?? err.message}\n`);
   write(JSON.stringify(failureJson(failure, details)));
   return exitStatusOf(failure);
 }
