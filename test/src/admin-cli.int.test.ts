@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { canonicalJson, nodeEd25519, verifyEnvelopeSignatures, type Envelope } from '@agent-ledger/core';
 import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
+import { assertJsonFailure, assertJsonSuccess, jsonObject } from './cli-json-shape.js';
 import { eventually, freshHome, start } from './live.js';
 import { signedFetch } from '@agent-ledger/client';
 
@@ -39,9 +40,13 @@ function ledgerWith(env: Record<string, string>, ...args: string[]): Promise<Run
   });
 }
 
+/** The one --json object of a run, checked for the shape of its kind: a success, or a failure whose exit status goes with its code. */
 function json(run: Run): Record<string, unknown> & { ok: boolean; error?: { code: string; retryable: boolean } } {
   assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
-  return JSON.parse(run.stdout) as Record<string, unknown> & { ok: boolean; error?: { code: string; retryable: boolean } };
+  const object = jsonObject(run, 'ledger --json');
+  if (object['ok'] === true) assertJsonSuccess(run, 'ledger --json');
+  else assertJsonFailure(run, 'ledger --json', String((object['error'] as { code?: unknown } | undefined)?.code));
+  return object as Record<string, unknown> & { ok: boolean; error?: { code: string; retryable: boolean } };
 }
 
 describe('admin CLI on a live ledger', () => {
@@ -203,6 +208,15 @@ describe('admin CLI on a live ledger', () => {
     const unproven = await ledger('key', 'register', '--principal', 'agent:unproven-bot', '--roles', 'agent', '--key-id', secondId.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')), ...as('admin:alice'));
     assert.equal(unproven.status, 1);
     assert.ok(['INVALID_SIGNATURE', 'WEAK_KEY'].includes(String(json(unproven).error?.code)), JSON.stringify(json(unproven)));
+  });
+
+  test('status and doctor of a running installation: the success object with the report', { timeout: 60_000 }, async () => {
+    // These need the broker and Postgres up: the local --json test parses their failures only.
+    const status = assertJsonSuccess(await ledger('status', '--home', home.dir, '--api', api, '--json'), 'status --json');
+    assert.deepEqual([(status['broker'] as { up: boolean }).up, (status['postgres'] as { up: boolean }).up, (status['api'] as { ready: boolean }).ready], [true, true, true]);
+    assert.equal((status['partitions'] as unknown[]).length, home.config.eventPartitions + 1);
+    const doctor = assertJsonSuccess(await ledger('doctor', '--home', home.dir, '--json'), 'doctor --json');
+    assert.ok((doctor['checks'] as { level: string }[]).every((c) => c.level !== 'fail'), JSON.stringify(doctor['checks']));
   });
 
   test('usage errors and outages are operational codes, exit 2, one line', { timeout: 60_000 }, async () => {

@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { EntrySchema, canonicalJson, nodeEd25519, statementHash, verifyEnvelopeSignatures, type Entry } from '@agent-ledger/core';
 import { entryLocation, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
+import { assertJsonFailure, assertJsonSuccess } from './cli-json-shape.js';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
 
 // The approver's side, end to end on the real broker and Postgres: the
@@ -107,8 +108,7 @@ describe('approving pending confirmations', () => {
     assert.equal(item.tier, 2);
 
     const listed = await approve('--list', '--json');
-    assert.equal(listed.status, 0, listed.stderr);
-    const shown = (JSON.parse(listed.stdout) as { pending: Record<string, unknown>[] }).pending.find((p) => p['proposalHash'] === item.proposalHash);
+    const shown = (assertJsonSuccess(listed, 'approve --list --json') as { pending: Record<string, unknown>[] }).pending.find((p) => p['proposalHash'] === item.proposalHash);
     assert.ok(shown, 'the pending item is listed');
     assert.deepEqual(
       [shown['agent'], shown['tool'], shown['actionType'], shown['targetResource'], shown['recipient'], shown['scope'], shown['query'], shown['tier']],
@@ -154,17 +154,19 @@ describe('approving pending confirmations', () => {
     for (let i = 1; i < seconds.length; i++) assert.ok((seconds[i] as number) <= (seconds[i - 1] as number), 'the countdown never goes up');
   });
 
-  test('CLI: bad ids and batch approval of tier 3 or more are refused with a typed error, exit 2', async () => {
+  test('CLI: bad ids and batch approval of tier 3 or more are refused with a typed error, exit 1 (a refusal), with --json or without', async () => {
     for (const maxTier of ['3', '4']) {
       const refused = await approve('--batch', '--max-tier', maxTier);
-      assert.equal(refused.status, 2);
+      assert.equal(refused.status, 1);
       assert.match(refused.stderr, /^ledger: POLICY_VIOLATION: /);
+      assertJsonFailure(await approve('--batch', '--max-tier', maxTier, '--json'), `approve --batch --max-tier ${maxTier} --json`, 'POLICY_VIOLATION');
     }
     const unknown = await approve('--approve', 'ffffffffffff');
-    assert.equal(unknown.status, 2);
+    assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /^ledger: SCHEMA_INVALID: /);
+    assertJsonFailure(await approve('--approve', 'ffffffffffff', '--json'), 'approve --approve ffffffffffff --json', 'SCHEMA_INVALID');
     const notHex = await approve('--approve', 'xyz!');
-    assert.equal(notHex.status, 2);
+    assert.equal(notHex.status, 1);
     assert.match(notHex.stderr, /^ledger: SCHEMA_INVALID: /);
   });
 
@@ -177,8 +179,7 @@ describe('approving pending confirmations', () => {
     assert.equal(high.tier, 3);
 
     const batch = await approve('--batch', '--max-tier', '2', '--json');
-    assert.equal(batch.status, 0, batch.stderr);
-    const answered = (JSON.parse(batch.stdout) as { answered: { proposalHash: string; tier: number }[] }).answered;
+    const answered = (assertJsonSuccess(batch, 'approve --batch --json') as { answered: { proposalHash: string; tier: number }[] }).answered;
     assert.ok(answered.some((a) => a.proposalHash === low.proposalHash));
     assert.ok(answered.every((a) => a.tier <= 2), JSON.stringify(answered));
     assert.ok(!answered.some((a) => a.proposalHash === high.proposalHash));

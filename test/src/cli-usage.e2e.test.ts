@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import xterm from '@xterm/headless';
 import { countdownScreen, initHome, type PendingItem } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
+import { assertJsonFailure } from './cli-json-shape.js';
 
 const bin = join(repoRoot, 'services', 'ledger', 'dist', 'src', 'main.js');
 const ledger = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 });
@@ -42,17 +43,16 @@ test('a usage error is one typed line, the usage line and a hint: no whole help,
   }
 });
 
-test('doctor and status with nothing running: typed findings with fixes, --json, no kafkajs lines, exit 1', () => {
+test('doctor and status with nothing running: typed findings with fixes, --json, no kafkajs lines, UNAVAILABLE exit 2', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-doctor-'));
   const home = initHome(dir, { origin: 'ledger.test/doctor', topicPrefix: 'tdoctor', pgUrl: 'postgres://postgres@127.0.0.1:1/none', apiPort: 1 });
   const config = JSON.parse(readFileSync(join(home.dir, 'config.json'), 'utf8')) as Record<string, unknown>;
   assert.equal(config['pgUrl'], 'postgres://postgres@127.0.0.1:1/none');
   const env = { ...process.env, LEDGER_KAFKA_BROKERS: '127.0.0.1:1' };
   const doctor = spawnSync(process.execPath, [bin, 'doctor', '--home', dir, '--json'], { encoding: 'utf8', env, timeout: 60_000 });
-  assert.equal(doctor.status, 1, doctor.stderr);
   assert.equal(doctor.stderr, '', 'nothing but the report');
-  const report = JSON.parse(doctor.stdout) as { ok: boolean; checks: { name: string; level: string; fix?: string }[] };
-  assert.equal(report.ok, false);
+  // Only the broker and Postgres fail: an outage, the checks beside the error.
+  const report = assertJsonFailure(doctor, 'doctor --json', 'UNAVAILABLE') as { checks: { name: string; level: string; fix?: string }[] };
   const by = new Map(report.checks.map((c) => [c.name, c]));
   assert.equal(by.get('trust root')?.level, 'ok');
   assert.equal(by.get('keys')?.level, 'ok');
@@ -62,12 +62,12 @@ test('doctor and status with nothing running: typed findings with fixes, --json,
   assert.match(by.get('postgres')?.fix ?? '', /postgres\.sh start/);
   assert.equal(by.get('api')?.level, 'warn');
   const human = spawnSync(process.execPath, [bin, 'doctor', '--home', dir], { encoding: 'utf8', env, timeout: 60_000 });
+  assert.equal(human.status, 2, 'the same exit status without --json');
   assert.match(human.stdout, /^FAIL {2}broker: 127\.0\.0\.1:1: not reachable/m);
   assert.match(human.stdout, /^ {6}fix: start the broker/m);
   const status = spawnSync(process.execPath, [bin, 'status', '--home', dir, '--json'], { encoding: 'utf8', env, timeout: 60_000 });
-  assert.equal(status.status, 1);
   assert.equal(status.stderr, '');
-  const parsed = JSON.parse(status.stdout) as { broker: { up: boolean }; postgres: { up: boolean }; api: { up: boolean }; partitions: unknown[] };
+  const parsed = assertJsonFailure(status, 'status --json', 'UNAVAILABLE') as { broker: { up: boolean }; postgres: { up: boolean }; api: { up: boolean }; partitions: unknown[] };
   assert.deepEqual([parsed.broker.up, parsed.postgres.up, parsed.api.up], [false, false, false]);
   assert.equal(parsed.partitions.length, home.config.eventPartitions + 1);
 });

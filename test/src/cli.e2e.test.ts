@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './fixtures.js';
+import { assertJsonFailure } from './cli-json-shape.js';
 
 // The built `ledger` binary, driven as a user would drive it.
 
@@ -48,8 +49,7 @@ test('demo then verify-chain: valid, and exit codes 0 / 1 / 2', () => {
   lines[k] = (lines[k] as string).replace('"answer":"deny"', '"answer":"approve"').replace('"answer":"approve"', '"answer":"deny"');
   writeFileSync(tampered, lines.join('\n'));
   const bad = ledger('verify-chain', tampered, '--trust-root', trustRoot, '--json');
-  assert.equal(bad.status, 1);
-  const failure = (JSON.parse(bad.stdout) as { failure: { partition: number; index: number; code: string } }).failure;
+  const failure = (assertJsonFailure(bad, 'verify-chain of a tampered bundle', 'INVALID_SIGNATURE') as { failure: { partition: number; index: number; code: string } }).failure;
   const entry = JSON.parse(lines[k] as string) as { partition: number; index: number };
   assert.deepEqual(failure, { ...failure, partition: entry.partition, index: entry.index, code: 'INVALID_SIGNATURE' });
   assert.match(ledger('verify-chain', tampered, '--trust-root', trustRoot).stdout, /^FAIL: partition \d+ index \d+: INVALID_SIGNATURE: /);
@@ -87,8 +87,8 @@ test('receipt and verify-receipt', () => {
   value.entry.index += 1;
   writeFileSync(receipt, JSON.stringify(value));
   const moved = ledger('verify-receipt', receipt, '--trust-root', trustRoot, '--json');
-  assert.equal(moved.status, 1);
-  assert.equal((JSON.parse(moved.stdout) as { code: string }).code, 'INTEGRITY_FAILURE');
+  // The refusal's code, and as before `code` beside `error` (examples/curl-agent.sh reads it).
+  assert.equal(assertJsonFailure(moved, 'verify-receipt of a moved entry', 'INTEGRITY_FAILURE')['code'], 'INTEGRITY_FAILURE');
   writeFileSync(receipt, '{"v":1,"v":1}');
   assert.equal((JSON.parse(ledger('verify-receipt', receipt, '--trust-root', trustRoot, '--json').stdout) as { code: string }).code, 'SCHEMA_INVALID');
 });

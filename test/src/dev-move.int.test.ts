@@ -1,11 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createReadStream, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { verifyBundle } from '@agent-ledger/verifier';
-import { LedgerHome, exportCommand, moveToKafkaCommand, serve } from '@agent-ledger/ledger';
+import { LedgerHome, exportCommand, serve } from '@agent-ledger/ledger';
 import { freshDevHome, startDev } from './dev-mode.js';
+import { assertJsonSuccess } from './cli-json-shape.js';
+import { repoRoot } from './fixtures.js';
 import { clientFor, getJson, proposal, readAs } from './live.js';
 
 // Growing out of one machine: an installation run with ledger dev is moved to
@@ -39,7 +42,9 @@ test('ledger move-to-kafka: the log replayed byte for byte, verify-chain across 
   assert.equal(await exportCommand({ out: before, home: home.dir }), 0);
 
   const id = randomBytes(4).toString('hex');
-  assert.equal(await moveToKafkaCommand({ home: home.dir, pgUrl: `postgres://postgres@127.0.0.1:5432/ledger_moved_${id}` }), 0);
+  // The CLI itself, as an operator runs it: with --json one success object on stdout, progress on stderr.
+  const move = spawnSync(process.execPath, [join(repoRoot, 'services', 'ledger', 'bin', 'ledger.js'), 'move-to-kafka', '--home', home.dir, '--pg-url', `postgres://postgres@127.0.0.1:5432/ledger_moved_${id}`, '--json'], { encoding: 'utf8', timeout: 300_000 });
+  assertJsonSuccess(move, 'move-to-kafka --json');
   const moved = LedgerHome.open(home.dir);
   assert.equal(moved.config.storage, undefined, 'the configuration names Kafka and Postgres');
 

@@ -9,6 +9,7 @@ import type { BodyOf, Envelope } from '@agent-ledger/core';
 import { projectionDigest, resetProjection } from '@agent-ledger/store';
 import { Projector, topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
+import { assertJsonSuccess } from './cli-json-shape.js';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
 
 // A grant's paper trail on the live ledger: proposed by one admin, co-signed
@@ -145,8 +146,7 @@ describe('grant paper trail', () => {
       assert.ok(lines.includes(line), `${line}\n in:\n${human.stdout}`);
     }
     const json = await ledger('grants', 'trail', 'trail-root', '--api', api, '--home', home.dir, '--json');
-    assert.equal(json.status, 0, json.stderr);
-    assert.deepEqual(JSON.parse(json.stdout), trail, '--json prints what the API answered');
+    assert.deepEqual(assertJsonSuccess(json, 'grants trail --json'), { ok: true, ...trail }, '--json prints what the API answered, with "ok":true');
     const chain = await ledger('grants', 'trail', '--decision', proposalHash, '--api', api, '--home', home.dir);
     assert.equal(chain.status, 0, chain.stderr);
     assert.match(chain.stdout, new RegExp(`^decision on proposal ${proposalHash.slice(0, 16)}: allow, tier \\d, `));

@@ -52,7 +52,7 @@ program
   .description('verify an exported bundle offline against a pinned trust root (exit 0 valid, 1 invalid, 2 usage or I/O error)')
   .argument('<bundle>', 'NDJSON bundle file')
   .requiredOption('--trust-root <file>', 'trust-root JSON file (root keys and threshold)')
-  .option('--json', 'print one JSON report object')
+  .option('--json', JSON_OUTPUT)
   .option('--known-checkpoint <file>', 'a signed checkpoint seen earlier; the bundle must extend it')
   .option('--allow-uncovered-tail', 'accept entries after the last checkpoint of a partition')
   .option('--workers <n>', 'signature-check worker threads (default: CPU count)', wholeNumber)
@@ -77,7 +77,7 @@ program
   .option('--proposal <hash>', 'with --trust: the proposal hash the decision must name')
   .option('--agent <principal>', 'with --trust: the agent the decision must be about')
   .option('--max-age-ms <ms>', "with --trust: oldest decision accepted (default the ledger's freshness window)", wholeNumber)
-  .option('--json', 'print one JSON report object')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (receipt: string, opts: VerifyReceiptCommandOptions) => (await import('./commands/receipt.js')).verifyReceiptCommand(receipt, opts)));
 
 program
@@ -95,8 +95,8 @@ program
   .description("the pinned trust root, the sequencer keys and the C2SP verifier-key string of each under each partition's origin line (for transparency-log tools)")
   .option('--home <dir>', 'installation directory (default $LEDGER_HOME or .ledger)')
   .option('--trust <file>', 'pinned trust document (default <home>/trust.json)')
-  .option('--verifier-key', 'print only the verifier-key strings, one a line')
-  .option('--json', 'print JSON')
+  .option('--verifier-key', 'print only the verifier-key strings, one a line (with --json: {"ok":true,"verifierKeys":[...]})')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (opts: TrustRootOptions) => (await import('./commands/trust.js')).trustRootCommand(opts)));
 
 program
@@ -145,7 +145,7 @@ program
   .option('--force', 'replace an existing installation')
   .option('--grant-policy <file>', 'grant policy JSON for genesis (SPEC.md 7.2; default: 1 co-signer for tiers 0-3, 2 for tier 4)')
   .option('--root-keys <dir>', 'where the three root private keys are written, to be moved offline (default: <home>-root-keys)')
-  .option('--json', 'print one JSON object')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (opts: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; rootKeys?: string; json?: boolean }) => (await import('./commands/live.js')).initCommand(opts)));
 
 program
@@ -183,7 +183,7 @@ program
   .description('drive a realistic stream of agent proposals through the running API and print the outcomes')
   .option('--home <dir>', 'installation directory')
   .option('--proposals <n>', 'number of proposals', wholeNumber, 40)
-  .option('--json', 'print the summary as one JSON object')
+  .option('--json', `${JSON_OUTPUT}; progress goes to stderr`)
   .action(run(async (opts: { home?: string; proposals: number; json?: boolean }) => (await import('./commands/live.js')).driveCommand(opts)));
 
 program
@@ -198,7 +198,7 @@ program
   .option('--reason <text>', 'with --deny: why (signed into the response, 1 to 256 characters)')
   .option('--batch', 'approve every pending item of tier <= --max-tier (tiers 0-2 only)')
   .option('--max-tier <n>', 'highest tier --batch approves (3 or more is refused)', wholeNumber)
-  .option('--json', 'print JSON')
+  .option('--json', JSON_OUTPUT)
   .option('--session <duration>', 'with --approve: also ask for a session grant for the exact operation (e.g. 15m, at most 1h, tiers 0-2); a second admin must co-sign it')
   .option('--admin <principal>', 'with --session: the admin whose key proposes the session grant (without it the grant is printed for an admin)')
   .action(run(async (opts: ApproveOptions) => (await import('./commands/approve.js')).approveCommand(opts)));
@@ -208,9 +208,9 @@ gate
   .command('evaluate')
   .description('decide scenarios (one JSON object or an array) and print one JSON decision line per scenario, in order')
   .requiredOption('--scenario <file>', 'scenario JSON file')
-  .option('--json', 'print one JSON object {"ok":true|false,"results":[...]} holding the decision lines, instead of one line per scenario')
+  .option('--json', `${JSON_OUTPUT}, with the decision lines as "results" (a failure for invalid content carries them too), instead of one line per scenario`)
   .action(run(async (opts: { scenario: string; json?: boolean }) => (await import('./commands/gate-evaluate.js')).gateEvaluateCommand(opts.scenario, undefined, opts)));
-gate.command('bench').description('decide a gate corpus and print coverage by category, severity-weighted coverage and the misses').option('--corpus <file>', 'corpus JSON (default: the project corpus)').option('--min-coverage <percent>', 'exit 1 when the severity-weighted coverage or the benign allow rate is under this', Number).option('--rules-version <n>', 'rules version to decide with', Number).option('--json', 'print the report as JSON').action(run(async (opts: { corpus?: string; minCoverage?: number; rulesVersion?: number; json?: boolean }) => (await import('./commands/gate-bench.js')).gateBenchCommand(opts)));
+gate.command('bench').description('decide a gate corpus and print coverage by category, severity-weighted coverage and the misses').option('--corpus <file>', 'corpus JSON (default: the project corpus)').option('--min-coverage <percent>', 'exit 1 when the severity-weighted coverage or the benign allow rate is under this', Number).option('--rules-version <n>', 'rules version to decide with', Number).option('--json', JSON_OUTPUT).action(run(async (opts: { corpus?: string; minCoverage?: number; rulesVersion?: number; json?: boolean }) => (await import('./commands/gate-bench.js')).gateBenchCommand(opts)));
 
 const grants = program.command('grants').description('the grant table: paper trails of grants and of the decisions they authorised');
 grants
@@ -222,7 +222,7 @@ grants
   .option('--home <dir>', 'installation directory')
   .option('--as <principal>', "the admin whose key signs the read (default: the installation's first admin key)")
   .option('--signer-key <file>', 'a key file that signs the read instead')
-  .option('--json', 'print the API answer as JSON')
+  .option('--json', `${JSON_OUTPUT}; success holds the API's answer`)
   .action(run(async (grantId: string | undefined, opts: GrantsTrailOptions) => (await import('./commands/grants.js')).grantsTrailCommand(grantId, opts)));
 
 /** The options every admin command shares: who signs, which API, JSON output. */
@@ -345,7 +345,7 @@ key
   .option('--principal <id>', 'only this principal (revoked keys included)')
   .option('--all', 'include revoked keys')
   .option('--home <dir>', 'installation directory')
-  .option('--json', 'print one JSON object')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (opts: { home?: string; json?: boolean; principal?: string; all?: boolean }) => (await import('./commands/key-admin.js')).keyListCommand(opts)));
 
 program
@@ -379,17 +379,17 @@ program.command('mcp-gateway').description('stand in front of an MCP server: eve
 
 program
   .command('status')
-  .description('which roles run, whether the broker and Postgres answer, the lag, and the newest checkpoint of every partition (exit 1 when something is down)')
+  .description('which roles run, whether the broker and Postgres answer, the lag, and the newest checkpoint of every partition (exit 2, UNAVAILABLE, when something is down)')
   .option('--home <dir>', 'installation directory')
   .option('--api <url>', "API base URL (default: the installation's)")
-  .option('--json', 'print one JSON object')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (opts: { home?: string; api?: string; json?: boolean }) => (await import('./commands/status.js')).statusCommand(opts)));
 
 program
   .command('doctor')
-  .description('check the installation (files, keys, trust root, broker, Postgres, API, clocks) and say how to fix what is wrong (exit 1 when a check fails)')
+  .description('check the installation (files, keys, trust root, broker, Postgres, API, clocks) and say how to fix what is wrong (exit 2 when a check fails)')
   .option('--home <dir>', 'installation directory')
-  .option('--json', 'print one JSON object')
+  .option('--json', JSON_OUTPUT)
   .action(run(async (opts: { home?: string; json?: boolean }) => (await import('./commands/doctor.js')).doctorCommand(opts)));
 
 program

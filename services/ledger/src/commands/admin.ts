@@ -14,12 +14,12 @@ import {
   type Signer,
   type Statement,
 } from '@agent-ledger/core';
-import { Exit } from '../cli-error.js';
+import { Exit, exitStatusOf } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
 import { readKeyFile } from '../keys.js';
 import { apiFetch } from '../api-fetch.js';
 import { checkApiUrl } from './http.js';
-import { failureJson, reportSuccess } from './json-output.js';
+import { reportFailureJson, reportSuccess, type Report } from './json-output.js';
 
 /** Options every admin command shares. */
 export interface AdminOptions {
@@ -146,16 +146,16 @@ export function signersOf(envelope: Envelope): string[] {
  * API's refusal: exit 1 with its ReasonCode. A usage, configuration or
  * operational error: exit 2 with its OperationalCode. No stack traces.
  */
-export async function runAdmin(json: boolean | undefined, body: () => Promise<{ human: string[]; report: Record<string, unknown> }>): Promise<number> {
+export async function runAdmin(json: boolean | undefined, body: () => Promise<{ human: string[]; report: Report }>): Promise<number> {
   try {
     const { human, report } = await body();
     reportSuccess(json, human, report);
     return Exit.ok;
   } catch (err) {
     if (!(err instanceof LedgerError) && !(err instanceof OperationalError)) throw err;
-    if (json === true) process.stdout.write(`${JSON.stringify(failureJson(err))}\n`);
-    else process.stderr.write(`ledger: ${err.code}: ${err.message}\n`);
-    return err instanceof LedgerError ? Exit.invalid : Exit.usage;
+    if (json === true) return reportFailureJson(err);
+    process.stderr.write(`ledger: ${err.code}: ${err.message}\n`);
+    return exitStatusOf(err);
   }
 }
 

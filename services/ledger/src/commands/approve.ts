@@ -17,6 +17,7 @@ import { Exit, UsageError } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
 import { getOk } from './http.js';
 import { apiFetch } from '../api-fetch.js';
+import { reportFailureJson, reportSuccess } from './json-output.js';
 
 /** Options of `ledger approve`. */
 export interface ApproveOptions {
@@ -327,7 +328,10 @@ async function requestSession(
  * `ledger approve`: shows pending confirmations with the exact operation and
  * the time left, and answers them with a `human.response` signed by the
  * local approver key. `--batch --max-tier N` approves every pending item of
- * tier <= N and refuses N >= 3.
+ * tier <= N and refuses N >= 3. With `--json`, one object:
+ * `{"ok":true,"pending":[...]}` for the list, `{"ok":true,"answered":[...]}`
+ * after answering, and a failure while answering is the failure object with
+ * `answered`, the responses already on the ledger.
  */
 export async function approveCommand(options: ApproveOptions): Promise<number> {
   const actions = [options.list === true, options.approve !== undefined, options.deny !== undefined, options.batch === true].filter(Boolean).length;
@@ -354,7 +358,7 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
 
   if (options.approve === undefined && options.deny === undefined && options.batch !== true) {
     if (options.json === true) {
-      process.stdout.write(`${JSON.stringify({ pending: items.map((i) => itemJson(i, now)) })}\n`);
+      reportSuccess(true, [], { pending: items.map((i) => itemJson(i, now)) });
     } else if (process.stdout.isTTY) {
       await liveList(baseUrl, serviceKeys, items, signer);
     } else {
@@ -374,19 +378,26 @@ export async function approveCommand(options: ApproveOptions): Promise<number> {
   }
   const proposer = options.admin === undefined ? undefined : adminKey(home, options.admin);
   const answered: Record<string, unknown>[] = [];
-  for (const item of chosen) {
-    if (verdict === 'approve' && item.approvedBy.includes(signer.principal)) {
-      throw new LedgerError(ReasonCode.POLICY_VIOLATION, `${signer.principal} already approved ${item.proposalHash.slice(0, 12)}; it needs another approver`);
+  try {
+    for (const item of chosen) {
+      if (verdict === 'approve' && item.approvedBy.includes(signer.principal)) {
+        throw new LedgerError(ReasonCode.POLICY_VIOLATION, `${signer.principal} already approved ${item.proposalHash.slice(0, 12)}; it needs another approver`);
+      }
+      if (options.json !== true) process.stdout.write(`${describe(item, Date.now()).join('\n')}\n`);
+      const body: BodyOf<'human.response'> = { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null, ...(options.reason === undefined ? {} : { reason: options.reason }) };
+      const submitted = await client.submit(client.sign('human.response', body));
+      const record: Record<string, unknown> = { proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, ...(options.reason === undefined ? {} : { reason: options.reason }), statementHash: submitted.statementHash, by: signer.principal };
+      answered.push(record);
+      if (options.json !== true) process.stdout.write(`  ${verdict === 'approve' ? 'approved' : 'denied'} by ${signer.principal}: statement ${submitted.statementHash}\n`);
+      if (sessionMs !== undefined) record.session = await requestSession(item, sessionMs, proposer, { baseUrl, serviceKeys, json: options.json === true });
     }
-    if (options.json !== true) process.stdout.write(`${describe(item, Date.now()).join('\n')}\n`);
-    const body: BodyOf<'human.response'> = { agentId: item.agentId, proposal: item.proposalHash, request: item.requestHash, answer: verdict, assurance: 'self_signed', platformIdentity: null, ...(options.reason === undefined ? {} : { reason: options.reason }) };
-    const submitted = await client.submit(client.sign('human.response', body));
-    const record: Record<string, unknown> = { proposalHash: item.proposalHash, requestHash: item.requestHash, tier: item.tier, answer: verdict, ...(options.reason === undefined ? {} : { reason: options.reason }), statementHash: submitted.statementHash, by: signer.principal };
-    answered.push(record);
-    if (options.json !== true) process.stdout.write(`  ${verdict === 'approve' ? 'approved' : 'denied'} by ${signer.principal}: statement ${submitted.statementHash}\n`);
-    if (sessionMs !== undefined) record.session = await requestSession(item, sessionMs, proposer, { baseUrl, serviceKeys, json: options.json === true });
+  } catch (err) {
+    // Without --json each answer was printed as it was written. With it, the
+    // failure object says which answers are already on the ledger.
+    if (options.json !== true) throw err;
+    return reportFailureJson(err, { answered });
   }
-  if (options.json === true) process.stdout.write(`${JSON.stringify({ answered })}\n`);
+  if (options.json === true) reportSuccess(true, [], { answered });
   else if (chosen.length === 0) process.stdout.write(`nothing pending at tier <= ${options.maxTier ?? MAX_BATCH_TIER}\n`);
   return Exit.ok;
 }

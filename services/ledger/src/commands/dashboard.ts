@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { readFetch } from '../api-fetch.js';
 import { Exit } from '../cli-error.js';
 import { apiBase, badArgument, lazyHome, resolveSigner, type AdminOptions } from './admin.js';
+import { reportSuccess } from './json-output.js';
 
 /** Options of `ledger dashboard`. */
 export interface DashboardOptions extends AdminOptions {
@@ -62,7 +63,7 @@ export async function dashboardCommand(options: DashboardOptions): Promise<numbe
   const address = server.address();
   const bound = typeof address === 'object' && address !== null ? address.port : port;
   const url = `http://127.0.0.1:${bound}/dashboard`;
-  process.stdout.write(options.json === true ? `${JSON.stringify({ ok: true, url, signer: signer.principal, api: base })}\n` : `dashboard of ${base}, read as ${signer.principal}: open ${url} (Ctrl-C to stop)\n`);
+  reportSuccess(options.json, [`dashboard of ${base}, read as ${signer.principal}: open ${url} (Ctrl-C to stop)`], { url, signer: signer.principal, api: base });
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       server.close(() => resolve());

@@ -2,6 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
+import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { canonicalJson, nodeEd25519, verifyEnvelopeSignatures } from '@agent-ledger/core';
 import type { LogBus } from '@agent-ledger/kafka';
 import { kafkaBusFor } from '../kafka-client.js';
@@ -9,6 +10,7 @@ import { Exit } from '../cli-error.js';
 import { LedgerHome, LOCAL_PRINCIPALS, apiCaFile } from '../home.js';
 import { topicNames } from '../topics.js';
 import { apiFetch } from '../api-fetch.js';
+import { reportFailure, reportSuccess } from './json-output.js';
 
 /** One finding: what was checked, whether it is fine, and what to do when not. */
 export interface Check {
@@ -177,18 +179,30 @@ export async function diagnose(homeDir: string | undefined): Promise<Check[]> {
   return checks;
 }
 
-/** `ledger doctor`: what is missing or wrong, and how to fix it. Exit 0 when nothing fails (warnings allowed), 1 otherwise. */
+/** The checks of the services the roles depend on: when only these fail, it is an outage. */
+const DEPENDENCIES: ReadonlySet<string> = new Set(['broker', 'postgres', 'api']);
+
+/**
+ * The typed failure of a diagnosis whose checks failed: UNAVAILABLE
+ * (retryable) when only dependencies (broker, Postgres, API) fail, else
+ * BAD_CONFIGURATION: the installation itself needs the fixes.
+ */
+export function diagnosisFailure(failed: readonly Check[]): OperationalError {
+  const code = failed.every((c) => DEPENDENCIES.has(c.name)) ? OperationalCode.UNAVAILABLE : OperationalCode.BAD_CONFIGURATION;
+  return new OperationalError(code, `checks failed: ${failed.map((c) => c.name).join(', ')}`);
+}
+
+/**
+ * `ledger doctor`: what is missing or wrong, and how to fix it. Exit 0 when
+ * nothing fails (warnings allowed); otherwise the failure of
+ * {@link diagnosisFailure} (exit 2), with `--json`
+ * `{"ok":false,"error":{...},"checks":[...]}`.
+ */
 export async function doctorCommand(options: { home?: string; json?: boolean }): Promise<number> {
   const checks = await diagnose(options.home);
-  const healthy = checks.every((c) => c.level !== 'fail');
-  if (options.json === true) {
-    process.stdout.write(`${JSON.stringify({ ok: healthy, checks })}\n`);
-  } else {
-    for (const c of checks) {
-      process.stdout.write(`${c.level === 'ok' ? 'ok  ' : c.level === 'warn' ? 'WARN' : 'FAIL'}  ${c.name}: ${c.detail}\n`);
-      if (c.fix !== undefined) process.stdout.write(`      fix: ${c.fix}\n`);
-    }
-    process.stdout.write(healthy ? 'nothing blocks this installation\n' : 'some checks failed: see the fixes above\n');
-  }
-  return healthy ? Exit.ok : Exit.invalid;
+  const failed = checks.filter((c) => c.level === 'fail');
+  const lines = checks.flatMap((c) => [`${c.level === 'ok' ? 'ok  ' : c.level === 'warn' ? 'WARN' : 'FAIL'}  ${c.name}: ${c.detail}`, ...(c.fix === undefined ? [] : [`      fix: ${c.fix}`])]);
+  if (failed.length > 0) return reportFailure(options.json, [...lines, 'some checks failed: see the fixes above'], diagnosisFailure(failed), { checks });
+  reportSuccess(options.json, [...lines, 'nothing blocks this installation'], { checks });
+  return Exit.ok;
 }

@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { LedgerError, OperationalCode, OperationalError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { parseStrictJsonBytes } from '@agent-ledger/core';
 import { CHANNELS, LATEST_RULES_VERSION, RULES_VERSIONS, scoreCorpus, type CorpusCase, type CorpusReport, type RulesVersion } from '@agent-ledger/gate';
-import { Exit } from '../cli-error.js';
-import { failureJson } from './json-output.js';
+import { Exit, exitStatusOf } from '../cli-error.js';
+import { reportFailureJson, successJson } from './json-output.js';
 
 const Text = z.string().min(1).max(4096);
 
@@ -124,33 +124,48 @@ export function formatReport(report: CorpusReport, file: string): string[] {
  * `ledger gate bench [--corpus FILE] [--min-coverage N] [--json]`: decides
  * every case of a gate corpus (default: the project's) with no grants and
  * prints coverage by category, severity-weighted coverage, the benign allow
- * rate and the misses. Exit 0; 1 when under the floor; 2 when the corpus
- * cannot be read or is not a corpus.
+ * rate and the misses. Exit 0; 1 when under the floor (POLICY_VIOLATION: the
+ * floor is the policy the rules are held to); 2 when the corpus cannot be
+ * read (NOT_FOUND) or is not a corpus (BAD_ARGUMENT). `write` receives each
+ * line (stdout by default); with `json` one line, `{"ok":true,"corpus",
+ * "floor","underFloor",...report}`, or the failure object of every `--json`
+ * command (under the floor with the same report).
  */
 export async function gateBenchCommand(options: GateBenchOptions, write: (line: string) => void = (line) => void process.stdout.write(`${line}\n`)): Promise<number> {
   const file = options.corpus ?? DEFAULT_CORPUS;
   const version = options.rulesVersion ?? LATEST_RULES_VERSION;
-  // A usage error: one line on stderr, or with --json the failure object of every --json command.
-  const usage = (message: string): number => {
-    if (options.json === true) write(JSON.stringify(failureJson(new OperationalError(OperationalCode.BAD_ARGUMENT, message))));
-    else process.stderr.write(`ledger: ${message}\n`);
-    return Exit.usage;
+  // A failure before any case is decided: one line on stderr, or with --json the failure object.
+  const failure = (err: OperationalError): number => {
+    if (options.json === true) return reportFailureJson(err, {}, write);
+    process.stderr.write(`ledger: ${err.code}: ${err.message}\n`);
+    return exitStatusOf(err);
   };
+  const usage = (message: string): number => failure(new OperationalError(OperationalCode.BAD_ARGUMENT, message));
   if (!(RULES_VERSIONS as readonly number[]).includes(version)) return usage(`unknown rules version ${String(version)} (known: ${RULES_VERSIONS.join(', ')})`);
   if (options.minCoverage !== undefined && !(options.minCoverage >= 0 && options.minCoverage <= 100)) return usage('--min-coverage must be a percentage from 0 to 100');
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    return failure(new OperationalError(OperationalCode.NOT_FOUND, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err }));
+  }
   let cases: CorpusCase[];
   try {
-    cases = parseCorpus(await readFile(file));
+    cases = parseCorpus(bytes);
   } catch (err) {
     return usage(`cannot use ${file}: ${(err as Error).message}`);
   }
   const report = scoreCorpus(cases, version as RulesVersion);
   const floor = options.minCoverage;
   const under = floor !== undefined && (report.severityWeighted * 100 < floor || report.benign.coverage * 100 < floor);
-  if (options.json === true) write(JSON.stringify({ corpus: file, floor: floor ?? null, underFloor: under, ...report }));
-  else {
-    for (const line of formatReport(report, file)) write(line);
-    if (floor !== undefined) write(under ? `UNDER THE FLOOR of ${String(floor)}%` : `floor ${String(floor)}%: met`);
+  const refusal = under ? new LedgerError(ReasonCode.POLICY_VIOLATION, `under the floor of ${String(floor)}%: severity-weighted coverage ${percent(report.severityWeighted)}, benign controls allowed ${percent(report.benign.coverage)}`) : undefined;
+  if (options.json === true) {
+    const result = { corpus: file, floor: floor ?? null, underFloor: under, ...report };
+    if (refusal !== undefined) return reportFailureJson(refusal, result, write);
+    write(JSON.stringify(successJson(result)));
+    return Exit.ok;
   }
-  return under ? Exit.invalid : Exit.ok;
+  for (const line of formatReport(report, file)) write(line);
+  if (floor !== undefined) write(under ? `UNDER THE FLOOR of ${String(floor)}%` : `floor ${String(floor)}%: met`);
+  return refusal === undefined ? Exit.ok : exitStatusOf(refusal);
 }

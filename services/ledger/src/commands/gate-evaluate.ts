@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import { parseStrictJsonBytes } from '@agent-ledger/core';
 import { CHANNELS, decide, grantFromScenario, initialState, type GateDecision } from '@agent-ledger/gate';
-import { Exit } from '../cli-error.js';
-import { reportFailureJson } from './json-output.js';
+import { Exit, exitStatusOf } from '../cli-error.js';
+import { reportFailureJson, successJson } from './json-output.js';
 
 const Text = z.string().min(1).max(256);
 /** ISO-8601 date and time with a zone (`Z` or an offset), e.g. 2026-11-22T10:00:00.000Z. */
@@ -65,14 +65,24 @@ export type Scenario = z.infer<typeof ScenarioSchema>;
 /** Scenario files may hold large grant tables. */
 const SCENARIO_JSON_LIMITS = Object.freeze({ maxBytes: 64 * 1024 * 1024, maxDepth: 32 });
 
-/** The output line of one scenario, in this member order. */
-export function decisionLine(decision: GateDecision): string {
+/** The result of one scenario: its decision, or why it was not decided. */
+export type ScenarioResult =
+  | Pick<GateDecision, 'outcome' | 'tier' | 'risk' | 'code' | 'refusal' | 'grantId' | 'reasons'>
+  | { readonly error: { readonly code: ReasonCode; readonly message: string; readonly scenario: number | null; readonly issues: readonly { path: string; message: string }[] } };
+
+/** The result of a decided scenario, in this member order. */
+function decisionResult(decision: GateDecision): ScenarioResult {
   const { outcome, tier, risk, code, refusal, grantId, reasons } = decision;
-  return JSON.stringify({ outcome, tier, risk, code, refusal, grantId, reasons });
+  return { outcome, tier, risk, code, refusal, grantId, reasons };
 }
 
-function errorLine(message: string, scenario: number | null, issues: readonly { path: string; message: string }[] = []): string {
-  return JSON.stringify({ error: { code: ReasonCode.SCHEMA_INVALID, message, scenario, issues } });
+/** The output line of one scenario, in this member order. */
+export function decisionLine(decision: GateDecision): string {
+  return JSON.stringify(decisionResult(decision));
+}
+
+function errorResult(message: string, scenario: number | null, issues: readonly { path: string; message: string }[] = []): ScenarioResult {
+  return { error: { code: ReasonCode.SCHEMA_INVALID, message, scenario, issues } };
 }
 
 /** Decides one checked scenario against its own grant table. */
@@ -83,35 +93,39 @@ export function evaluateScenario(scenario: Scenario): GateDecision {
 }
 
 /**
- * Evaluates the scenarios of a file's bytes (untrusted): one output line per
+ * Evaluates the scenarios of a file's bytes (untrusted): one result per
  * scenario, in order; a scenario that fails its schema gives a typed error
- * line instead. Bytes that are not strict JSON, or neither an object nor an
- * array, give one error line.
+ * result instead. Bytes that are not strict JSON, or neither an object nor an
+ * array, give one error result. `invalid` holds the message of each error.
  */
-export function evaluateScenarioBytes(bytes: Uint8Array): { lines: string[]; invalid: boolean } {
+export function evaluateScenarioBytes(bytes: Uint8Array): { results: ScenarioResult[]; invalid: string[] } {
   let value: unknown;
   try {
     value = parseStrictJsonBytes(bytes, SCENARIO_JSON_LIMITS);
   } catch (err) {
-    const message = err instanceof LedgerError ? err.message : String(err);
-    return { lines: [errorLine(`not strict JSON: ${message}`, null)], invalid: true };
+    const message = `not strict JSON: ${err instanceof LedgerError ? err.message : String(err)}`;
+    return { results: [errorResult(message, null)], invalid: [message] };
   }
   const single = typeof value === 'object' && value !== null && !Array.isArray(value);
-  if (!single && !Array.isArray(value)) return { lines: [errorLine('expected a scenario object or an array of scenarios', null)], invalid: true };
+  if (!single && !Array.isArray(value)) {
+    const message = 'expected a scenario object or an array of scenarios';
+    return { results: [errorResult(message, null)], invalid: [message] };
+  }
   const items: unknown[] = single ? [value] : (value as unknown[]);
-  const lines: string[] = [];
-  let invalid = false;
+  const results: ScenarioResult[] = [];
+  const invalid: string[] = [];
   items.forEach((item, i) => {
     const parsed = ScenarioSchema.safeParse(item);
     if (!parsed.success) {
-      invalid = true;
       const issues = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
-      lines.push(errorLine(`scenario ${i} does not match the scenario schema`, i, issues));
+      const message = `scenario ${i} does not match the scenario schema`;
+      invalid.push(message);
+      results.push(errorResult(message, i, issues));
       return;
     }
-    lines.push(decisionLine(evaluateScenario(parsed.data)));
+    results.push(decisionResult(evaluateScenario(parsed.data)));
   });
-  return { lines, invalid };
+  return { results, invalid };
 }
 
 /**
@@ -121,21 +135,28 @@ export function evaluateScenarioBytes(bytes: Uint8Array): { lines: string[]; inv
  * or `{"error":{"code":"SCHEMA_INVALID",...}}` for a scenario that is not
  * valid. Returns the exit status: 0 all decided, 1 some content invalid,
  * 2 the file could not be read. `write` receives each line (stdout by default).
- * With `json`, one object instead: `{"ok":true|false,"results":[...]}`, the
- * same lines in order (`ok` false when some content is invalid), or the
- * failure object of every `--json` command when the file cannot be read.
+ * With `json`, one object instead: `{"ok":true,"results":[...]}`, the same
+ * lines in order; when some content is invalid the failure object
+ * `{"ok":false,"error":{"code":"SCHEMA_INVALID",...},"results":[...]}` with
+ * the same results; when the file cannot be read the failure object of every
+ * `--json` command.
  */
 export async function gateEvaluateCommand(file: string, write: (line: string) => void = (line) => void process.stdout.write(`${line}\n`), options: { readonly json?: boolean } = {}): Promise<number> {
   let bytes: Uint8Array;
   try {
     bytes = await readFile(file);
   } catch (err) {
-    if (options.json === true) return reportFailureJson(err);
+    if (options.json === true) return reportFailureJson(err, {}, write);
     process.stderr.write(`ledger: cannot read ${file}: ${(err as Error).message}\n`);
     return Exit.usage;
   }
-  const { lines, invalid } = evaluateScenarioBytes(bytes);
-  if (options.json === true) write(`{"ok":${String(!invalid)},"results":[${lines.join(',')}]}`);
-  else for (const line of lines) write(line);
-  return invalid ? Exit.invalid : Exit.ok;
+  const { results, invalid } = evaluateScenarioBytes(bytes);
+  const refusal = invalid.length === 0 ? undefined : new LedgerError(ReasonCode.SCHEMA_INVALID, `${invalid.length} of ${results.length} results are not decisions (the first: ${String(invalid[0])})`);
+  if (options.json !== true) {
+    for (const result of results) write(JSON.stringify(result));
+    return refusal === undefined ? Exit.ok : exitStatusOf(refusal);
+  }
+  if (refusal !== undefined) return reportFailureJson(refusal, { results }, write);
+  write(JSON.stringify(successJson({ results })));
+  return Exit.ok;
 }

@@ -5,6 +5,7 @@ import { Exit } from '../cli-error.js';
 import { LedgerHome } from '../home.js';
 import { checkApiUrl, getOk } from './http.js';
 import { lazyHome, resolveSigner } from './admin.js';
+import { reportSuccess } from './json-output.js';
 import type { Signer } from '@agent-ledger/core';
 import {
   DecisionTrailSchema,
@@ -163,7 +164,7 @@ export function formatDecisionTrail(trail: DecisionTrailBody): string[] {
  * co-signed, re-authorised and revoked it (with authority indexes), its
  * parent chain, the grants derived from it and the decisions that cited it.
  * `ledger grants trail --decision PROPOSAL_HASH` prints a decision and the
- * grant chain behind it. `--json` prints the API's answer.
+ * grant chain behind it. `--json` prints the API's answer with `"ok":true`.
  */
 export async function grantsTrailCommand(grantId: string | undefined, options: GrantsTrailOptions): Promise<number> {
   if ((grantId === undefined) === (options.decision === undefined)) {
@@ -176,11 +177,6 @@ export async function grantsTrailCommand(grantId: string | undefined, options: G
   // Trails are exports: read with an admin's key (--as PRINCIPAL or --signer-key FILE, else the installation's first admin).
   const reader = resolveSigner(options, home);
   const trail = grantId !== undefined ? await fetchGrantTrail(baseUrl, grantId, reader) : await fetchDecisionTrail(baseUrl, options.decision as string, reader);
-  if (options.json === true) {
-    process.stdout.write(`${JSON.stringify(trail)}\n`);
-    return Exit.ok;
-  }
-  const lines = 'decision' in trail ? formatDecisionTrail(trail) : formatGrantTrail(trail);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  reportSuccess(options.json, 'decision' in trail ? formatDecisionTrail(trail) : formatGrantTrail(trail), { ...trail });
   return Exit.ok;
 }

@@ -3,6 +3,7 @@ import { Exit, UsageError } from '../cli-error.js';
 import { drive } from '../demo/drive.js';
 import { LedgerHome, initHome, readGrantPolicy } from '../home.js';
 import { ROLES, serve, type ServeRole } from '../serve.js';
+import { reportSuccess } from './json-output.js';
 
 /** `ledger init`: creates the local installation (keys, genesis, trust root, configuration). */
 export function initCommand(options: { home?: string; origin?: string; partitions?: number; topicPrefix?: string; force?: boolean; grantPolicy?: string; rootKeys?: string; json?: boolean }): number {
@@ -18,12 +19,14 @@ export function initCommand(options: { home?: string; origin?: string; partition
   });
   const created = !(existed && options.force !== true);
   const rootKeys = resolve(options.rootKeys ?? LedgerHome.defaultRootKeysDir(dir));
-  if (options.json === true) {
-    process.stdout.write(`${JSON.stringify({ ok: true, created, home: home.dir, origin: home.config.origin, trustRoot: `${home.dir}/trust-root.json`, eventPartitions: home.config.eventPartitions, topicPrefix: home.config.topicPrefix, apiUrl: home.apiUrl(), ...(created ? { rootKeys } : {}) })}\n`);
-  } else {
-    process.stdout.write(`${created ? 'initialised' : 'using existing'} ledger home ${home.dir} (origin ${home.config.origin}, trust root ${home.dir}/trust-root.json)\n`);
-    if (created) process.stdout.write(`the three root private keys are in ${rootKeys}: move them offline (the installation needs none of them; see README "Access and TLS")\n`);
-  }
+  reportSuccess(
+    options.json,
+    [
+      `${created ? 'initialised' : 'using existing'} ledger home ${home.dir} (origin ${home.config.origin}, trust root ${home.dir}/trust-root.json)`,
+      ...(created ? [`the three root private keys are in ${rootKeys}: move them offline (the installation needs none of them; see README "Access and TLS")`] : []),
+    ],
+    { created, home: home.dir, origin: home.config.origin, trustRoot: `${home.dir}/trust-root.json`, eventPartitions: home.config.eventPartitions, topicPrefix: home.config.topicPrefix, apiUrl: home.apiUrl(), ...(created ? { rootKeys } : {}) },
+  );
   return Exit.ok;
 }
 
@@ -47,13 +50,18 @@ export async function serveCommand(options: { home?: string; target: string[] })
   return code;
 }
 
-/** `ledger drive --proposals N`: a realistic stream of proposals through the running API. */
+/**
+ * `ledger drive --proposals N`: a realistic stream of proposals through the
+ * running API. With `--json`, stdout is the one summary object
+ * `{"ok":true,"proposals","outcomes","codes","approvals","denials"}` and the
+ * progress lines go to stderr.
+ */
 export async function driveCommand(options: { home?: string; proposals: number; json?: boolean }): Promise<number> {
   const home = LedgerHome.open(options.home);
   const json = options.json === true;
-  const summary = await drive(home, { proposals: options.proposals, log: (line) => (json ? undefined : process.stdout.write(`${line}\n`)) });
+  const summary = await drive(home, { proposals: options.proposals, log: (line) => void (json ? process.stderr : process.stdout).write(`${line}\n`) });
   if (json) {
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    reportSuccess(true, [], { ...summary });
     return Exit.ok;
   }
   const fmt = (counts: Record<string, number>): string => Object.entries(counts).sort().map(([k, v]) => `${k}=${v}`).join(' ') || 'none';

@@ -28,7 +28,7 @@ import {
 import { ReceiptSchema, loadTrust, verifyReceipt as verifyDecisionReceipt } from '@agent-ledger/client';
 import { Exit, UsageError } from '../cli-error.js';
 import { readTrustRoot } from '../trust-root-file.js';
-import { reportSuccess } from './json-output.js';
+import { reportFailure, reportSuccess } from './json-output.js';
 
 /** `ledger receipt`: extracts a receipt for one entry from a bundle. */
 export async function receiptCommand(options: { bundle: string; partition: number; index: number; out: string; json?: boolean }): Promise<number> {
@@ -141,7 +141,9 @@ export interface VerifyReceiptCommandOptions {
  * `ledger verify-receipt`. With `--trust-root`, an entry's inclusion in
  * the log; with `--trust` and `--proposal`, a decision receipt as an
  * executor checks it before running the tool: its key valid at that index,
- * bound to that proposal, fresh.
+ * bound to that proposal, fresh. With `--json`:
+ * `{"ok":true,"code":null,"message"}`, or the failure object with the
+ * refusal's code (exit 1) and, as before, `code` and `message` beside it.
  */
 export function verifyReceiptCommand(path: string, options: VerifyReceiptCommandOptions): number {
   if ((options.trust === undefined) === (options.trustRoot === undefined)) throw new UsageError('give --trust-root FILE, or --trust FILE with --proposal HASH');
@@ -162,7 +164,11 @@ export function verifyReceiptCommand(path: string, options: VerifyReceiptCommand
   } else {
     verdict = verifyReceipt(readFileSync(path, 'utf8'), readTrustRoot(options.trustRoot as string));
   }
-  if (options.json === true) process.stdout.write(`${JSON.stringify(verdict)}\n`);
-  else process.stdout.write(verdict.ok ? `OK: ${verdict.message}\n` : `FAIL: ${verdict.code}: ${verdict.message}\n`);
-  return verdict.ok ? Exit.ok : Exit.invalid;
+  if (verdict.ok) {
+    reportSuccess(options.json, [`OK: ${verdict.message}`], { code: null, message: verdict.message });
+    return Exit.ok;
+  }
+  // `code` and `message` stay beside `error` for scripts written against the older shape (examples/curl-agent.sh).
+  const code = verdict.code ?? ReasonCode.INTEGRITY_FAILURE;
+  return reportFailure(options.json, [`FAIL: ${code}: ${verdict.message}`], new LedgerError(code, verdict.message), { code, message: verdict.message });
 }

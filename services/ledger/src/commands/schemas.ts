@@ -1,10 +1,10 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { KNOWN_CODES } from '@agent-ledger/refusals';
+import { KNOWN_CODES, LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import { BODY_SCHEMAS, BundleLineSchema, EnvelopeSchema, STATEMENT_TYPES, TrustRootSchema } from '@agent-ledger/core';
-import { Exit } from '../cli-error.js';
-import { reportSuccess } from './json-output.js';
+import { Exit, exitStatusOf } from '../cli-error.js';
+import { reportFailureJson, reportSuccess } from './json-output.js';
 
 /** Every generated JSON Schema document, by file name. */
 export function generatedSchemas(): Map<string, unknown> {
@@ -27,7 +27,8 @@ export function generatedSchemas(): Map<string, unknown> {
 /**
  * `ledger schemas --out DIR [--check]`: writes the JSON Schema of every
  * statement type, generated from the zod schemas; with --check, exits 1 when
- * the files on disk differ (CI runs this so the schemas cannot drift).
+ * the files on disk differ (CI runs this so the schemas cannot drift): with
+ * `--json` the failure object SCHEMA_INVALID with the report and its `stale` files.
  */
 export function schemasCommand(options: { out: string; check?: boolean; json?: boolean }): number {
   const files = generatedSchemas();
@@ -49,9 +50,11 @@ export function schemasCommand(options: { out: string; check?: boolean; json?: b
   const extra = readdirSync(options.out).filter((f) => f.endsWith('.schema.json') && !files.has(f));
   stale.push(...extra.map((f) => `${f} (not generated)`));
   if (options.check === true && stale.length > 0) {
-    if (options.json === true) process.stdout.write(`${JSON.stringify({ ok: false, checked: true, out: options.out, schemas: files.size, stale })}\n`);
-    else process.stderr.write(`schemas drifted from the zod sources: ${stale.join(', ')}\nrun: npm run schemas\n`);
-    return Exit.invalid;
+    // The files on disk do not match the schemas their zod sources generate: invalid content (exit 1).
+    const drift = new LedgerError(ReasonCode.SCHEMA_INVALID, `schemas drifted from the zod sources: ${stale.join(', ')} (run: npm run schemas)`);
+    if (options.json === true) return reportFailureJson(drift, { checked: true, out: options.out, schemas: files.size, stale });
+    process.stderr.write(`schemas drifted from the zod sources: ${stale.join(', ')}\nrun: npm run schemas\n`);
+    return exitStatusOf(drift);
   }
   reportSuccess(options.json, [`${files.size} schemas ${options.check === true ? 'up to date' : `written to ${options.out}`}`], { checked: options.check === true, out: options.out, schemas: files.size, stale: [] });
   return Exit.ok;

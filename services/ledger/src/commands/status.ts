@@ -1,9 +1,11 @@
+import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Exit } from '../cli-error.js';
 import { LedgerHome, apiCaFile } from '../home.js';
 import { readFetch } from '../api-fetch.js';
 import { resolveSigner } from './admin.js';
 import type { Signer } from '@agent-ledger/core';
 import { probeApi, probeBroker, probePostgres } from './doctor.js';
+import { reportFailure, reportSuccess } from './json-output.js';
 
 /** One ledger partition as `ledger status` reports it. */
 interface PartitionStatus {
@@ -33,7 +35,9 @@ async function getJson(read: typeof fetch, url: string): Promise<{ status: numbe
  * `ledger status`: which roles run (as the API's process reports them),
  * whether the broker and Postgres answer, how far behind the ledger is
  * (statements accepted but not yet sequenced, entries not yet under a
- * checkpoint), and the newest checkpoint of every partition.
+ * checkpoint), and the newest checkpoint of every partition. Exit 0 when
+ * the broker and Postgres answer and the API is ready; otherwise the failure
+ * UNAVAILABLE (exit 2), with `--json` `{"ok":false,"error":{...},...report}`.
  */
 export async function statusCommand(options: { home?: string; api?: string; json?: boolean }): Promise<number> {
   const home = LedgerHome.open(options.home);
@@ -79,22 +83,24 @@ export async function statusCommand(options: { home?: string; api?: string; json
     lag: { unsequencedStatements: unsequenced, oldestUnsequencedSeconds: oldestUnsequenced, pendingApprovals },
     partitions,
   };
-  if (options.json === true) {
-    process.stdout.write(`${JSON.stringify(report)}\n`);
-  } else {
-    const mark = (up: boolean): string => (up ? 'up  ' : 'DOWN');
-    const lines = [
-      `ledger ${report.origin} (${report.home})`,
-      `  broker    ${mark(report.broker.up)}  ${report.broker.detail}`,
-      `  postgres  ${mark(report.postgres.up)}  ${report.postgres.detail}`,
-      `  api       ${mark(report.api.up)}  ${report.api.detail}`,
-      `  roles     ${roles === null ? 'unknown (the API does not answer)' : roles.join(', ')}`,
-      `  lag       ${unsequenced === null ? 'unknown' : `${unsequenced} statements accepted, not yet sequenced (oldest ${oldestUnsequenced?.toFixed(1) ?? '?'} s)`}; ${pendingApprovals ?? '?'} waiting for a human`,
-      '  checkpoints',
-      ...partitions.map((p) => `    partition ${p.partition}: ${p.checkpointSize === null ? 'none yet' : `size ${p.checkpointSize}, sealed ${p.checkpointAgeSeconds === null ? '?' : `${p.checkpointAgeSeconds.toFixed(0)} s ago`}`}${p.uncoveredEntries ? `, ${p.uncoveredEntries} entries after it` : ''}`),
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-  }
-  // Something the roles need is down: exit 1, so scripts and probes can tell.
-  return report.broker.up && report.postgres.up && report.api.ready ? Exit.ok : Exit.invalid;
+  const down = [
+    ...(report.broker.up ? [] : ['broker']),
+    ...(report.postgres.up ? [] : ['postgres']),
+    ...(report.api.ready ? [] : [report.api.up ? 'api (not ready)' : 'api']),
+  ];
+  const mark = (up: boolean): string => (up ? 'up  ' : 'DOWN');
+  const lines = [
+    `ledger ${report.origin} (${report.home})`,
+    `  broker    ${mark(report.broker.up)}  ${report.broker.detail}`,
+    `  postgres  ${mark(report.postgres.up)}  ${report.postgres.detail}`,
+    `  api       ${mark(report.api.up)}  ${report.api.detail}`,
+    `  roles     ${roles === null ? 'unknown (the API does not answer)' : roles.join(', ')}`,
+    `  lag       ${unsequenced === null ? 'unknown' : `${unsequenced} statements accepted, not yet sequenced (oldest ${oldestUnsequenced?.toFixed(1) ?? '?'} s)`}; ${pendingApprovals ?? '?'} waiting for a human`,
+    '  checkpoints',
+    ...partitions.map((p) => `    partition ${p.partition}: ${p.checkpointSize === null ? 'none yet' : `size ${p.checkpointSize}, sealed ${p.checkpointAgeSeconds === null ? '?' : `${p.checkpointAgeSeconds.toFixed(0)} s ago`}`}${p.uncoveredEntries ? `, ${p.uncoveredEntries} entries after it` : ''}`),
+  ];
+  // Something the roles need is down: an outage (UNAVAILABLE, retryable, exit 2), so scripts and probes can tell.
+  if (down.length > 0) return reportFailure(options.json, lines, new OperationalError(OperationalCode.UNAVAILABLE, `not up: ${down.join(', ')}`), report);
+  reportSuccess(options.json, lines, report);
+  return Exit.ok;
 }

@@ -62,6 +62,8 @@ export interface TrustRootOptions {
  * sequencer keys, and the C2SP verifier-key string of each current sequencer
  * key under each partition's origin line (the key name its checkpoints are
  * signed under, SPEC.md section 6), `<name>+<key id>+<base64(0x01 || key)>`.
+ * With `--json`: `{"ok":true,"trustRoot","authoritySize","sequencerKeys","verifierKeys"}`,
+ * or with `--verifier-key` `{"ok":true,"verifierKeys":[...]}`.
  */
 export function trustRootCommand(options: TrustRootOptions): number {
   const home = options.home ?? process.env.LEDGER_HOME ?? '.ledger';
@@ -74,23 +76,26 @@ export function trustRootCommand(options: TrustRootOptions): number {
   for (let partition = 0; partition <= eventPartitions; partition++) {
     for (const key of current) verifierKeys.push({ partition, keyId: key.keyId, verifierKey: verifierKeyString(partitionOrigin(origin, partition), fromHex(key.keyId, 32)) });
   }
-  if (options.json === true) {
-    const report = {
+  if (options.verifierKey === true) {
+    // Human: one string a line, as transparency-log tools read them; --json: the same in an object like every report.
+    if (options.json === true) reportSuccess(true, [], { verifierKeys });
+    else for (const v of verifierKeys) process.stdout.write(`${v.verifierKey}\n`);
+    return Exit.ok;
+  }
+  reportSuccess(
+    options.json,
+    [
+      `trust root of ${origin} (pinned in ${file}, authority size ${trust.authoritySize}): ${trust.trustRoot.rootKeys.length} root keys, threshold ${trust.trustRoot.threshold}`,
+      ...sequencers.map((k) => `sequencer key ${k.keyId} (${k.principal}) registered at authority index ${k.registeredAt}${k.revokedAt === null ? '' : `, revoked at ${k.revokedAt}`}`),
+      'verifier keys (C2SP signed-note), one per partition origin and current sequencer key:',
+      ...verifierKeys.map((v) => `  ${v.verifierKey}`),
+    ],
+    {
       trustRoot: trust.trustRoot,
       authoritySize: trust.authoritySize,
       sequencerKeys: sequencers.map((k) => ({ keyId: k.keyId, principal: k.principal, registeredAt: k.registeredAt, revokedAt: k.revokedAt })),
       verifierKeys,
-    };
-    process.stdout.write(`${JSON.stringify(options.verifierKey === true ? verifierKeys : report, null, 2)}\n`);
-    return Exit.ok;
-  }
-  if (options.verifierKey === true) {
-    for (const v of verifierKeys) process.stdout.write(`${v.verifierKey}\n`);
-    return Exit.ok;
-  }
-  process.stdout.write(`trust root of ${origin} (pinned in ${file}, authority size ${trust.authoritySize}): ${trust.trustRoot.rootKeys.length} root keys, threshold ${trust.trustRoot.threshold}\n`);
-  for (const k of sequencers) process.stdout.write(`sequencer key ${k.keyId} (${k.principal}) registered at authority index ${k.registeredAt}${k.revokedAt === null ? '' : `, revoked at ${k.revokedAt}`}\n`);
-  process.stdout.write('verifier keys (C2SP signed-note), one per partition origin and current sequencer key:\n');
-  for (const v of verifierKeys) process.stdout.write(`  ${v.verifierKey}\n`);
+    },
+  );
   return Exit.ok;
 }

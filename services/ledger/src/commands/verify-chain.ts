@@ -1,10 +1,11 @@
 import { createReadStream, statSync } from 'node:fs';
-import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
+import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
 import { availableParallelism } from 'node:os';
 import { SingleBar, Presets } from 'cli-progress';
 import { verifyBundle, type VerificationReport } from '@agent-ledger/verifier';
 import { readSmallFile, readTrustRoot } from '../trust-root-file.js';
 import { Exit } from '../cli-error.js';
+import { reportFailure, reportSuccess } from './json-output.js';
 
 /** Largest known-checkpoint file read: a signed note is a few hundred bytes. */
 const MAX_CHECKPOINT_BYTES = 64 * 1024;
@@ -18,7 +19,12 @@ export interface VerifyChainOptions {
   readonly workers?: number;
 }
 
-/** Verifies a bundle offline; prints a verdict; returns the exit status. */
+/**
+ * Verifies a bundle offline; prints a verdict; returns the exit status. With
+ * `--json`: `{"ok":true,"entries","failure":null}`, or the failure object
+ * with the first failure's code (exit 1) and `entries` and `failure`
+ * (`{partition,index,code,message}`) beside it.
+ */
 export async function verifyChainCommand(bundlePath: string, options: VerifyChainOptions): Promise<number> {
   const trustRoot = readTrustRoot(options.trustRoot);
   let knownCheckpoint: string | undefined;
@@ -49,14 +55,17 @@ export async function verifyChainCommand(bundlePath: string, options: VerifyChai
     bar?.stop();
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (options.json === true) {
-    process.stdout.write(`${JSON.stringify({ ok: report.ok, entries: report.entries, failure: report.failure === null ? null : { partition: report.failure.partition, index: report.failure.index, code: report.failure.code, message: report.failure.message } })}\n`);
-  } else if (report.ok) {
+  const f = report.failure;
+  if (report.ok && f === null) {
     const parts = report.partitions.map((p) => `${p.partition}:${p.size}`).join(' ');
-    process.stdout.write(`OK: ${report.entries} entries verified in ${seconds.toFixed(2)}s (partition:size ${parts})\n`);
-  } else if (report.failure !== null) {
-    const f = report.failure;
-    process.stdout.write(`FAIL: partition ${f.partition} index ${f.index}: ${f.code}: ${f.message}${f.line === null ? '' : ` (line ${f.line})`}\n`);
+    reportSuccess(options.json, [`OK: ${report.entries} entries verified in ${seconds.toFixed(2)}s (partition:size ${parts})`], { entries: report.entries, failure: null });
+    return Exit.ok;
   }
-  return report.ok ? Exit.ok : Exit.invalid;
+  // The verifier stops at the first failure and names it; not ok without one is not expected, and still a failure.
+  if (f === null) return reportFailure(options.json, ['FAIL: INTEGRITY_FAILURE: the bundle does not verify'], new LedgerError(ReasonCode.INTEGRITY_FAILURE, 'the bundle does not verify'), { entries: report.entries, failure: null });
+  const line = f.line === null ? '' : ` (line ${f.line})`;
+  return reportFailure(options.json, [`FAIL: partition ${f.partition} index ${f.index}: ${f.code}: ${f.message}${line}`], new LedgerError(f.code, `partition ${f.partition} index ${f.index}: ${f.message}${line}`), {
+    entries: report.entries,
+    failure: { partition: f.partition, index: f.index, code: f.code, message: f.message },
+  });
 }
