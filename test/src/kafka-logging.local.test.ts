@@ -85,9 +85,11 @@ test('kafkajs lines and the ledger own lines share the pino format, level filter
   const [atWarn, atDebug, atError, atNothing] = await Promise.all([
     // The ledger says "not reachable yet" once kafkajs has given up its retries (about 20 s).
     serveStderr(home, 'warn', 90_000, (lines) => lines.some(isOwn)),
-    serveStderr(home, 'debug', 4_000),
-    serveStderr(home, 'error', 4_000),
-    serveStderr(home, 'nothing', 4_000),
+    // Each stops at the first line that shows what it is for (a loaded machine may take seconds to start a process).
+    serveStderr(home, 'debug', 60_000, (lines) => lines.some((l) => l.includes('"level":"debug"') && l.includes('"source":"kafkajs.'))),
+    serveStderr(home, 'error', 60_000, (lines) => lines.length > 0),
+    // Silence is shown over a window as long as the others' first lines take.
+    serveStderr(home, 'nothing', 8_000),
   ]);
 
   const warn = ledgerLines(atWarn);
