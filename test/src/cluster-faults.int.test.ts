@@ -25,14 +25,15 @@ const LEADER_KILLS = Number(process.env.LEDGER_CLUSTER_LEADER_KILLS ?? '10');
 /** Longer than broker.session.timeout.ms (6 s): the controller fences the paused broker. */
 const PAUSE_MS = 15_000;
 /**
- * The battery runs only with LEDGER_CLUSTER_FAULTS=1. It reproduces an open
- * defect: in about 3 of 8 runs on a 2-core machine the sequencer's serialised
- * work stops for good after one of these faults (every role up, the API
- * answering UNAVAILABLE "not sequenced for N s"), seen after the paused
- * broker and after the controller kill. A CI that fails that often lands
- * nothing, so it is left out of `npm test` until the defect is fixed.
+ * The battery runs with every `npm test` that has Kafka's jars (CI's);
+ * LEDGER_CLUSTER_FAULTS=0 leaves it out (three more JVMs for a few minutes).
+ * It found two defects of the Kafka client under these faults, both now
+ * guarded in the adapter: a consumer that stops fetching without a word
+ * (replaced by the subscription's stall watch), and a send that resolves
+ * without writing one of its partitions (a transaction that commits without
+ * its entries, checked and aborted by the writer).
  */
-const RUN = process.env.LEDGER_CLUSTER_FAULTS === '1';
+const RUN = process.env.LEDGER_CLUSTER_FAULTS !== '0';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -160,7 +161,7 @@ interface Phase {
   wallMs: number;
 }
 
-describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'LEDGER_CLUSTER_FAULTS=1 runs it: an open defect, the sequencer stops for good after a broker fault in about 3 runs of 8' }, () => {
+describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'LEDGER_CLUSTER_FAULTS=0 leaves it out' }, () => {
   const cleanups: (() => Promise<void>)[] = [];
   after(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
