@@ -4,6 +4,7 @@ import { sha256Hex, statementHash, type BodyOf, type Entry, type Envelope, type 
 import { ReasonCode } from '@agent-ledger/refusals';
 import { evolve, initialState } from '@agent-ledger/gate';
 import { AuthorityFollower, DeadlineTimer, GateWorker, REDECISIONS, newSigner, topicNames } from '@agent-ledger/ledger';
+import { evolve as evolveLife, initialState as initialLife, lifeEntryOf, oldestOpenMs } from '@agent-ledger/rulebook';
 import { MemoryLog, TestSequencer, type IntakeVerdict } from './memory-log.js';
 
 // The gate's feedback loop from the sequencer, on a log in memory with a
@@ -237,19 +238,38 @@ test(`after ${REDECISIONS} decisions again it gives up, counted and logged; a re
 test('a restarted gate recalls from intake what its predecessor signed: a rejection after its committed offset is acted on once, one before it never again', async () => {
   const b = new Bench();
   await b.startGate();
+  // Earlier proposals, decided and sequenced, ten minutes before.
+  for (let n = 0; n < 3; n++) {
+    b.propose(`ls -la /srv/early-${n}`);
+    await b.deliver();
+    b.sequence();
+    await b.deliver();
+  }
+  b.sequencer.clock += 600_000;
   const p = b.propose(ALLOWED);
   await b.deliver();
-  const first = b.intake();
+  const sent = b.intake().length;
   // The gate stops; the sequencer then rejects its decision (it had waited too long in intake).
   await b.gate?.stop();
   b.sequence({ 'decision.recorded': STALE });
+  // A rejected decision leaves the proposal open: the sequencer's checkpoint names it as where the open set begins.
+  const life = initialLife();
+  for (const r of b.log.records(topics.events, 0)) {
+    const entry = JSON.parse(String(r.value)) as Entry;
+    evolveLife(life, lifeEntryOf(entry, statementHash(entry.envelope.statement)));
+  }
+  const lifeFromMs = oldestOpenMs(life);
+  assert.equal(lifeFromMs, Date.parse(p.sequencedAt));
+  b.log.records(topics.checkpoints, 1).push({ topic: topics.checkpoints, partition: 1, value: JSON.stringify({ partition: 1, size: b.sequencer.chain.size, note: 'unit', sealedAt: new Date(b.sequencer.clock).toISOString(), lifeFromMs }) });
 
   const restarted = await b.startGate();
-  assert.equal(restarted.catchUp.get(0)?.recalled, 1, 'the group its predecessor signed, read back from intake');
+  const caught = restarted.catchUp.get(0);
+  assert.ok(caught !== undefined && Number(caught.from) > 0, `the catch-up starts at the checkpoint's open set, not offset 0 (${caught?.from})`);
+  assert.equal(restarted.overdueProposals(b.sequencer.clock + 60_000), 1, 'the fold from there holds the proposal, undecided');
+  assert.equal(caught.recalled, 1, 'the one group its predecessor signed since then, read back from intake');
   assert.equal(restarted.unanswered, 1, 'its rejection is above the committed offset: still to act on');
   await b.deliver();
-  const again = b.intake(first.length);
-  assert.deepEqual(typesOf(again), ['decision.recorded']);
+  assert.deepEqual(typesOf(b.intake(sent)), ['decision.recorded']);
   assert.deepEqual(restarted.rejections, { signed_again: 1, abandoned: 0, moot: 0 });
 
   // Restarted again after acting on it: the rejection is below the committed offset and is not acted on twice.
@@ -257,11 +277,12 @@ test('a restarted gate recalls from intake what its predecessor signed: a reject
   assert.equal(third.catchUp.get(0)?.recalled, 2, 'both signings read back');
   assert.equal(third.unanswered, 1, 'only the decision signed again still waits for its answer');
   await b.deliver();
-  assert.equal(b.intake().length, first.length + 1, 'nothing signed again');
+  assert.equal(b.intake().length, sent + 1, 'nothing signed again');
   b.sequence();
   await b.deliver();
   assert.equal(b.onLog(p, 'decision.recorded').length, 1);
   assert.equal(third.unanswered, 0);
+  assert.equal(third.overdueProposals(b.sequencer.clock + 60_000), 0);
   await third.stop();
 });
 
