@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sha256Hex, statementHash, type BodyOf, type Entry, type Envelope, type StatementType } from '@agent-ledger/core';
+import { createStatement, nodeEd25519, sha256Hex, signStatement, statementHash, type BodyOf, type Entry, type Envelope, type StatementType } from '@agent-ledger/core';
 import { ReasonCode } from '@agent-ledger/refusals';
 import { evolve, initialState } from '@agent-ledger/gate';
 import { AuthorityFollower, DeadlineTimer, GateWorker, REDECISIONS, newSigner, topicNames } from '@agent-ledger/ledger';
@@ -284,6 +284,32 @@ test('a restarted gate recalls from intake what its predecessor signed: a reject
   assert.equal(third.unanswered, 0);
   assert.equal(third.overdueProposals(b.sequencer.clock + 60_000), 0);
   await third.stop();
+});
+
+test('what a restarted gate recalls from intake is only its own: another key\'s records, records the API refused and unreadable ones carrying the header are skipped', async () => {
+  const b = new Bench();
+  await b.startGate();
+  b.propose(ALLOWED);
+  await b.deliver();
+  await b.gate?.stop();
+  const [own] = b.log.records(topics.intake, 1);
+  assert.ok(own?.headers?.['ledger-attempt'] !== undefined, 'the gate\'s records carry their attempt');
+  // Each as an attempt of its own: recalled, any of them would count.
+  const firstMs = (own.headers['ledger-attempt'] as string).split(' ')[2] as string;
+  const header = (key: string): Record<string, string> => ({ 'ledger-attempt': `${key} 1 ${firstMs}` });
+  const mallory = newSigner('service:gate');
+  const decision = only(b.intake(), 'decision.recorded');
+  const forged = signStatement(createStatement('decision.recorded', decision.statement.body as BodyOf<'decision.recorded'>, mallory), [mallory], nodeEd25519);
+  b.log.records(topics.intake, 1).push(
+    { topic: topics.intake, partition: 1, value: JSON.stringify(forged), headers: header('forged') },
+    { topic: topics.intake, partition: 1, value: JSON.stringify(decision), headers: { ...header('refused'), 'ledger-refused': 'REPLAY' } },
+    { topic: topics.intake, partition: 1, value: '{"statement": ', headers: header('unreadable') },
+    { topic: topics.intake, partition: 1, value: JSON.stringify(decision), headers: { 'ledger-attempt': 'not an attempt' } },
+  );
+  const restarted = await b.startGate();
+  assert.equal(restarted.catchUp.get(0)?.recalled, 1);
+  assert.equal(restarted.unanswered, 1);
+  await restarted.stop();
 });
 
 test('the timer on the same loop: a stale timeout is signed again with its escalation when both were rejected, and not once the request is timed out by another', async () => {
