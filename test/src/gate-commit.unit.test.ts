@@ -190,6 +190,10 @@ test('an answer on another partition is refused by the gate and the timer still 
   await timer.tick(late + 2_000);
   assert.equal(bus.published.length, 2, 'a rejection of another record changes nothing');
   timer.observe(reject(inputOf(bus.published[0])));
+  await timer.tick(late + 2_500);
+  assert.equal(bus.published.length, 2, 'nothing is signed again while part of the group is still unanswered');
+  // Its escalation, sequenced after it, was admitted.
+  timer.observe(events.append((statementsOf(bus.published)[1] as { envelope: Envelope }).envelope, 1));
   await timer.tick(late + 3_000);
   assert.deepEqual(statementsOf(bus.published.slice(2)).map((s) => s.type), ['timeout.recorded']);
   assert.notEqual(statementsOf(bus.published)[2]?.envelope.statement.id, statementsOf(bus.published)[0]?.envelope.statement.id, 'a new statement, not a replay');

@@ -2,7 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { awaitStatement, type LedgerClient } from '@agent-ledger/client';
+import { awaitStatement, signedFetch, type LedgerClient } from '@agent-ledger/client';
+import { sha256Hex, type Envelope, type Entry } from '@agent-ledger/core';
 import type { LogBus } from '@agent-ledger/kafka';
 import { projectionDigest, resetProjection } from '@agent-ledger/store';
 import { verifyBundle } from '@agent-ledger/verifier';
@@ -12,8 +13,8 @@ import { clientFor, eventually, getJson, proposal, readAs } from './live.js';
 /** One way to run the live ledger: on Kafka and PostgreSQL, or embedded (`ledger dev`). */
 export interface LiveMode {
   readonly name: string;
-  /** A new installation of this mode. */
-  freshHome(): LedgerHome;
+  /** A new installation of this mode (its genesis with `freshnessMs` when given). */
+  freshHome(options?: { freshnessMs?: number }): LedgerHome;
   /** Starts roles in this process on the installation's log and database. */
   start(home: LedgerHome, roles?: readonly ServeRole[]): Promise<RunningLedger>;
   /** A bus that reads the installation's committed log (as `ledger export` does). */
@@ -21,6 +22,16 @@ export interface LiveMode {
 }
 
 const ALL: readonly ServeRole[] = ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem'];
+
+/** Freshness of the installation whose gate decision waits out a sequencer outage (the genesis minimum is 1 s). */
+const SHORT_FRESHNESS_MS = 3_000;
+
+/** Every record of `topic` on Kafka partitions 0..partitions-1, as JSON, with its raw value. */
+async function readAll<T>(bus: LogBus, topic: string, partitions: readonly number[]): Promise<{ value: Buffer; parsed: T }[]> {
+  const found: { value: Buffer; parsed: T }[] = [];
+  for (const partition of partitions) for await (const r of bus.readRange(topic, partition, '0')) found.push({ value: r.value, parsed: JSON.parse(r.value.toString()) as T });
+  return found;
+}
 
 /**
  * The live ledger's main job, the same in every mode: decisions signed by the
@@ -154,6 +165,64 @@ export function runLiveContract(mode: LiveMode): void {
       assert.equal(decision.outcome, 'allow');
       assert.equal(decision.entry.envelope.statement.author.keyId, home.key('gate').keyId);
       decided.push({ agent: 'agent-support-bot', hash: pending.proposalHash, outcome: 'allow' });
+    });
+
+    test('a gate decision the sequencer rejects (it waited in intake through a sequencer outage) is made again by the restarted gate: one decision, and the export verifies', async () => {
+      const outage = mode.freshHome({ freshnessMs: SHORT_FRESHNESS_MS });
+      const topics = topicNames(outage.config.topicPrefix);
+      const eventPartitions = Array.from({ length: outage.config.eventPartitions }, (_, k) => k);
+      const intakePartitions = eventPartitions.map((k) => k + 1);
+      const gateKeyId = outage.key('gate').keyId;
+      // The proposal is sequenced while no gate runs.
+      let ledger = await mode.start(outage, ['api', 'sequencer', 'projector']);
+      let proposalHash: string;
+      try {
+        const submitted = await clientFor(outage, ledger, 'agent-build-bot').propose(proposal({ scope: 'outage' }));
+        proposalHash = submitted.statementHash;
+        const admitted = await awaitStatement(ledger.apiUrl ?? '', submitted.id, 30_000, { signer: outage.key('admin-alice') });
+        assert.equal(admitted.status, 'admitted');
+      } finally {
+        await ledger.stop();
+      }
+      // The gate alone: it decides and commits its decision to intake, where no sequencer reads it.
+      ledger = await mode.start(outage, ['gate']);
+      const reader = mode.reader(outage);
+      let first: { value: Buffer; parsed: Envelope };
+      try {
+        first = await eventually(async () => {
+          const intake = await readAll<Envelope>(reader, topics.intake, intakePartitions);
+          return intake.find(({ parsed }) => parsed.statement.type === 'decision.recorded' && parsed.statement.author.keyId === gateKeyId && (parsed.statement.body as { proposal: string }).proposal === proposalHash);
+        }, 30_000, 'the gate\'s decision on intake');
+      } finally {
+        await ledger.stop();
+      }
+      // The sequencer stays down until the decision is older than the freshness the genesis sets.
+      const staleAt = Date.parse(first.parsed.statement.issuedAt) + SHORT_FRESHNESS_MS + 100;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, staleAt - Date.now())));
+      ledger = await mode.start(outage, ALL);
+      try {
+        const decision = await clientFor(outage, ledger, 'agent-build-bot').awaitDecision(proposalHash, 30_000);
+        assert.equal(decision.outcome, 'allow');
+        assert.equal(decision.entry.envelope.statement.author.keyId, gateKeyId);
+        assert.notEqual(decision.entry.envelope.statement.id, first.parsed.statement.id, 'a new statement');
+        // On the log: the first decision rejected as not fresh (by its input hash), then exactly one decision.
+        const entries = (await readAll<Entry>(reader, topics.events, eventPartitions)).map((e) => e.parsed.envelope.statement);
+        const rejected = entries.filter((st) => st.type === 'intake.rejected' && (st.body as { input: string }).input === sha256Hex(first.value));
+        assert.deepEqual(rejected.map((st) => (st.body as { code: string }).code), ['REPLAY']);
+        assert.equal(entries.filter((st) => st.type === 'decision.recorded' && (st.body as { proposal: string }).proposal === proposalHash).length, 1, 'exactly one decision');
+        const metrics = await (await signedFetch(outage.key('admin-alice'))(`${ledger.apiUrl}/metrics`)).text();
+        assert.match(metrics, /^ledger_rejected_signings_total\{role="gate",outcome="signed_again"\} 1$/m);
+        assert.match(metrics, /^ledger_rejected_signings_total\{role="gate",outcome="abandoned"\} 0$/m);
+        // verify-chain accepts the whole log, the rejection and the decision made again included.
+        await new Promise((resolve) => setTimeout(resolve, outage.config.checkpointIntervalMs * 2));
+        const out = join(outage.dir, 'export.ndjson');
+        assert.equal(await exportCommand({ out, home: outage.dir }), 0);
+        const report = await verifyBundle(createReadStream(out), outage.trustRoot, { workers: 1 });
+        assert.equal(report.failure, null);
+      } finally {
+        await reader.close();
+        await ledger.stop();
+      }
     });
 
     test('after a restart on the same installation: every decision and grant is still there, and the chains go on', async () => {

@@ -16,7 +16,7 @@ export function readAs(running: RunningLedger, signer: Signer): void {
 }
 
 /** A fresh installation on the real broker and Postgres: own topic prefix, own database. */
-export function freshHome(): LedgerHome {
+export function freshHome(options: { freshnessMs?: number } = {}): LedgerHome {
   const id = randomBytes(4).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'ledger-live-'));
   lastHome = initHome(dir, {
@@ -25,6 +25,7 @@ export function freshHome(): LedgerHome {
     topicPrefix: `t${id}`,
     pgUrl: `postgres://postgres@127.0.0.1:5432/ledger_t${id}`,
     apiPort: 0,
+    ...options,
   });
   return lastHome;
 }

@@ -126,7 +126,7 @@ describe('standards, live', () => {
     const age = byName.get('ledger_checkpoint_age_seconds');
     assert.equal(age?.type, 'GAUGE');
     assert.ok((age?.metrics ?? []).some((m) => m.labels?.['partition'] === '0' && Number(m.value) >= 0), 'partition 0 has a checkpoint age');
-    for (const counter of ['ledger_sequencer_rejected_total', 'ledger_grant_suggestions_total', 'ledger_gate_commit_failures_total', 'ledger_timer_tick_failures_total']) {
+    for (const counter of ['ledger_sequencer_rejected_total', 'ledger_grant_suggestions_total', 'ledger_gate_commit_failures_total', 'ledger_timer_tick_failures_total', 'ledger_rejected_signings_total']) {
       assert.equal(byName.get(counter)?.type, 'COUNTER', counter);
     }
   });

@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PartitionChain, createStatement, nodeEd25519, signStatement, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
 import { evolve, initialState } from '@agent-ledger/gate';
-import type { ConsumedOffset, InBatch, InRecord, LogBus, OutRecord, SubscribeOptions, Subscription, TransactionalWriter } from '@agent-ledger/kafka';
+import type { InBatch } from '@agent-ledger/kafka';
 import { AuthorityFollower, GateWorker, newSigner, topicNames } from '@agent-ledger/ledger';
+import { MemoryLog } from './memory-log.js';
 
 // A restarted gate rebuilds its proposal-life state from where the newest
 // checkpoint says open proposals begin (never past its own committed
@@ -14,73 +15,6 @@ const topics = topicNames('unit');
 const gateKey = newSigner('service:gate');
 const agent = newSigner('agent:billing-bot');
 const T0 = Date.parse('2026-11-24T05:00:00.000Z');
-
-/** A log in memory: records by topic/partition at offsets 0, 1, ...; transactions append and move the consumed offset. */
-class MemoryLog implements LogBus {
-  readonly topics = new Map<string, OutRecord[]>();
-  readonly offsets = new Map<string, string>();
-  readonly reads: { topic: string; partition: number; from: string }[] = [];
-  handlers: ((batch: InBatch) => Promise<void>)[] = [];
-  #key(topic: string, partition: number): string {
-    return `${topic}/${partition}`;
-  }
-  records(topic: string, partition: number): OutRecord[] {
-    const key = this.#key(topic, partition);
-    let list = this.topics.get(key);
-    if (list === undefined) this.topics.set(key, (list = []));
-    return list;
-  }
-  async ensureTopics(): Promise<void> {}
-  async writer(id: string): Promise<TransactionalWriter> {
-    return {
-      transactionalId: id,
-      commit: async (records: readonly OutRecord[], consumed?: ConsumedOffset) => {
-        for (const r of records) this.records(r.topic, r.partition).push(r);
-        if (consumed !== undefined) this.offsets.set(`${consumed.groupId}|${consumed.topic}/${consumed.partition}`, consumed.nextOffset);
-      },
-      close: async () => undefined,
-    };
-  }
-  async publish(records: readonly OutRecord[]): Promise<void> {
-    for (const r of records) this.records(r.topic, r.partition).push(r);
-  }
-  async subscribe(options: SubscribeOptions): Promise<Subscription> {
-    this.handlers.push((batch) => options.onBatch(batch));
-    return { stop: async () => undefined };
-  }
-  inRecord(topic: string, partition: number, offset: number): InRecord {
-    const r = this.records(topic, partition)[offset] as OutRecord;
-    return { topic, partition, offset: String(offset), key: null, value: Buffer.from(r.value), timestamp: String(r.headers?.['at'] ?? '0'), headers: {} };
-  }
-  async *readRange(topic: string, partition: number, fromOffset: string): AsyncIterable<InRecord> {
-    this.reads.push({ topic, partition, from: fromOffset });
-    const end = this.records(topic, partition).length;
-    for (let offset = Number(fromOffset); offset < end; offset++) yield this.inRecord(topic, partition, offset);
-  }
-  async endOffsets(topic: string): Promise<ReadonlyMap<number, string>> {
-    const ends = new Map<number, string>();
-    for (const [key, list] of this.topics) if (key.startsWith(`${topic}/`)) ends.set(Number(key.slice(topic.length + 1)), String(list.length));
-    return ends;
-  }
-  async offsetsForTime(topic: string, timestampMs: number): Promise<ReadonlyMap<number, string>> {
-    const found = new Map<number, string>();
-    for (const [key, list] of this.topics) {
-      if (!key.startsWith(`${topic}/`)) continue;
-      const at = list.findIndex((r) => Number(r.headers?.['at'] ?? 0) >= timestampMs);
-      found.set(Number(key.slice(topic.length + 1)), String(at === -1 ? list.length : at));
-    }
-    return found;
-  }
-  async committedOffsets(groupId: string, topic: string): Promise<ReadonlyMap<number, string | null>> {
-    const found = new Map<number, string | null>();
-    for (const [key, offset] of this.offsets) {
-      const [group, where] = key.split('|') as [string, string];
-      if (group === groupId && where.startsWith(`${topic}/`)) found.set(Number(where.slice(topic.length + 1)), offset);
-    }
-    return found;
-  }
-  async close(): Promise<void> {}
-}
 
 function proposal(command: string): BodyOf<'proposal.submitted'> {
   return { agentId: agent.principal, tool: 'shell', actionType: 'shell.exec', targetResource: 'host/build-01', recipient: 'none', scope: 'workspace', args: { command }, query: '', labels: [], channel: 'api', context: {} };
@@ -167,13 +101,13 @@ test('without a checkpoint, or behind its own committed offset, the catch-up rea
   const sequencer = new Sequencer(log);
   for (let n = 0; n < 5; n++) sequencer.propose(`ls /tmp/${n}`);
   const gate = await gateOn(log);
-  assert.deepEqual(gate.catchUp.get(0), { from: '0', read: 5 }, 'no checkpoint: from the start');
+  assert.deepEqual(gate.catchUp.get(0), { from: '0', read: 5, recalled: 0 }, 'no checkpoint: from the start');
   await gate.stop();
 
   // A checkpoint says the open set begins late, but the gate's own group stands earlier: it reads from its offset.
   log.records(topics.checkpoints, 1).push({ topic: topics.checkpoints, partition: 1, value: JSON.stringify({ partition: 1, size: 5, note: 'unit', sealedAt: new Date(sequencer.clock + 3_600_000).toISOString(), lifeFromMs: sequencer.clock + 3_600_000 }) });
   log.offsets.set(`${topics.group('gate')}|${topics.events}/0`, '2');
   const behind = await gateOn(log);
-  assert.deepEqual(behind.catchUp.get(0), { from: '2', read: 3 });
+  assert.deepEqual(behind.catchUp.get(0), { from: '2', read: 3, recalled: 0 });
   await behind.stop();
 });

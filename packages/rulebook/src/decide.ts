@@ -12,7 +12,7 @@ export type Said = { [T in StatementType]: { readonly type: T; readonly body: Bo
 
 /**
  * Statements that belong together, with the marks that name what they settle
- * (`first:<proposal>`, `final:<proposal>`, `timeout:<request>`,
+ * (`first:<proposal>`, `final:<proposal>`, `request:<proposal>`, `timeout:<request>`,
  * `answer:<response>`, `rushed:<response>`, `suggested:<request>`). A caller
  * that has sent a group (its transaction committed) but not yet read it back
  * from the log passes its marks as `sent`, so nothing is said twice.
@@ -99,6 +99,17 @@ export type LifeCommand =
       readonly authorityIndex: number;
     }
   | {
+      /**
+       * Request the confirmation of a proposal left to a human whose request
+       * is not on the log (the sequencer rejected the one signed with the
+       * first decision): the deadline runs from `nowMs`.
+       */
+      readonly type: 'request';
+      readonly proposal: string;
+      readonly nowMs: number;
+      readonly confirmation: ConfirmationSettings;
+    }
+  | {
       /** Refuse, on the log, a response that did not count. */
       readonly type: 'answer';
       readonly response: string;
@@ -144,6 +155,11 @@ export function decide(command: LifeCommand, state: LifeState): LifeDecision {
       return decideProposal(command, state);
     case 'settle':
       return settle(command, state);
+    case 'request': {
+      const open = state.confirmations.get(command.proposal);
+      if (open === undefined || open.request !== null) return NONE;
+      return { groups: [{ marks: [`request:${open.proposal}`], statements: [confirmationRequest(open.agentId, open.proposal, open.tier as BodyOf<'confirmation.requested'>['tier'], command.nowMs, command.confirmation)] }], screen: null };
+    }
     case 'answer': {
       const answer = state.answers.get(command.response);
       if (answer === undefined || counts(answer.effect) || answer.effect === 'duplicate' || answer.effect === 'not_enough_assurance') return NONE;
@@ -186,22 +202,17 @@ function decideProposal(command: Extract<LifeCommand, { type: 'decide_proposal' 
   if (decision.outcome === 'block' && decision.code !== null) {
     statements.push(refusal(agentId, hash, decision.code, decision.code === ReasonCode.KEY_REVOKED ? 'the proposing key is revoked' : `${waiting.body.actionType} on ${waiting.body.targetResource}`));
   }
-  if (decision.outcome === 'verify_first') {
-    const settings = command.confirmation;
-    const deadlineMs = settings.deadlinesMs[decision.tier] ?? 30_000;
-    statements.push({
-      type: 'confirmation.requested',
-      body: {
-        agentId,
-        proposal: hash,
-        tier: decision.tier,
-        deadline: new Date(command.nowMs + deadlineMs).toISOString(),
-        approvalsRequired: decision.tier === 4 ? settings.criticalApprovals : 1,
-        channels: [...settings.channels],
-      },
-    });
-  }
+  if (decision.outcome === 'verify_first') statements.push(confirmationRequest(agentId, hash, decision.tier, command.nowMs, command.confirmation));
   return { groups: [{ marks: [`first:${hash}`], statements }], screen: null };
+}
+
+/** The confirmation request of a proposal left to a human at `tier`, signed at `nowMs`: its deadline and approvers by the settings. */
+function confirmationRequest(agentId: string, proposal: string, tier: BodyOf<'confirmation.requested'>['tier'], nowMs: number, settings: ConfirmationSettings): Said {
+  const deadlineMs = settings.deadlinesMs[tier] ?? 30_000;
+  return {
+    type: 'confirmation.requested',
+    body: { agentId, proposal, tier, deadline: new Date(nowMs + deadlineMs).toISOString(), approvalsRequired: tier === 4 ? settings.criticalApprovals : 1, channels: [...settings.channels] },
+  };
 }
 
 function settle(command: Extract<LifeCommand, { type: 'settle' }>, state: LifeState): LifeDecision {

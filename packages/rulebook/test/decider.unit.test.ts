@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BodyOf } from '@agent-ledger/core';
-import { countResponse, escalationFor } from '../src/index.js';
+import { DEFAULT_CONFIRMATION, countResponse, decide, escalationFor } from '../src/index.js';
 import { AGENT, Partition, V1, V2 } from './support.js';
 
 // The Decider on hand-built entries of one partition: what the gate and the
@@ -131,4 +131,26 @@ test('a final decision that does not follow (an allow while pending) closes noth
   for (const s of tick) p.add(s.type, s.body as never, 'service:timer');
   const final = p.ask({ type: 'settle', proposal: c.proposal, rules: V2, keyRevoked: false, authorityIndex: 3 });
   assert.deepEqual(final.map((s) => [s.type, (s.body as { code?: string }).code]), [['decision.recorded', 'TIMEOUT'], ['refusal.recorded', 'TIMEOUT']]);
+});
+
+test('a request the sequencer rejected is requested again from the state, once, with a deadline from then; never for a request on the log', () => {
+  const p = new Partition();
+  const proposal = p.propose(NEEDS_HUMAN);
+  const signedAt = p.clock;
+  const first = p.decideNow(proposal).filter((s) => s.type !== 'screening.verdict');
+  assert.deepEqual(typesOf(first), ['classification.recorded', 'decision.recorded', 'confirmation.requested']);
+  // The decision is sequenced, its request is not (an intake.rejected took its place).
+  for (const s of first.slice(0, 2)) p.add(s.type, s.body as never);
+  const open = p.life.confirmations.get(proposal.statementHash);
+  assert.equal(open?.request, null);
+  const againAt = p.clock + 5_000;
+  const again = decide({ type: 'request', proposal: proposal.statementHash, nowMs: againAt, confirmation: DEFAULT_CONFIRMATION }, p.life).groups;
+  assert.deepEqual(again.map((g) => g.marks), [[`request:${proposal.statementHash}`]]);
+  const request = again[0]?.statements[0]?.body as BodyOf<'confirmation.requested'>;
+  const original = first[2]?.body as BodyOf<'confirmation.requested'>;
+  assert.deepEqual({ ...request, deadline: '' }, { ...original, deadline: '' }, 'the same request but for its deadline');
+  assert.equal(Date.parse(request.deadline) - Date.parse(original.deadline), againAt - signedAt);
+  p.add('confirmation.requested', request);
+  assert.deepEqual(decide({ type: 'request', proposal: proposal.statementHash, nowMs: p.clock, confirmation: DEFAULT_CONFIRMATION }, p.life).groups, [], 'a request on the log is not requested again');
+  assert.deepEqual(decide({ type: 'request', proposal: 'f'.repeat(64), nowMs: p.clock, confirmation: DEFAULT_CONFIRMATION }, p.life).groups, [], 'nor one of no open confirmation');
 });

@@ -52,11 +52,16 @@ export class Partition {
 
   /** Decides a proposal as the gate does (no screening needed for these operations) and folds what it says. */
   decideAndFold(proposal: LifeEntry, rules: RulesSpec = V2, keyRevoked = false): Said[] {
+    const said = this.decideNow(proposal, rules, keyRevoked);
+    for (const s of said) this.add(s.type, s.body as never);
+    return said;
+  }
+
+  /** What the gate signs for a proposal's first decision (the pre-screen's verdict first when it asks for one), not folded. */
+  decideNow(proposal: LifeEntry, rules: RulesSpec = V2, keyRevoked = false): Said[] {
     const command = { type: 'decide_proposal' as const, proposal: proposal.statementHash, facts: { gate: initialGate(), keyRevoked, rules }, authorityIndex: 3, nowMs: this.clock, confirmation: DEFAULT_CONFIRMATION };
     const first = decide(command, this.life);
     const screening = first.screen === null ? undefined : SCREENER.screenNow({ proposal: first.screen.proposal.body, proposalHash: proposal.statementHash, tier: first.screen.gated.tier, risk: first.screen.gated.risk, rules: first.screen.gated.reasons });
-    const said = this.ask(screening === undefined ? command : { ...command, screening });
-    for (const s of said) this.add(s.type, s.body as never);
-    return said;
+    return this.ask(screening === undefined ? command : { ...command, screening });
   }
 }

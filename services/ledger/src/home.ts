@@ -235,7 +235,19 @@ export function readGrantPolicy(path: string): NonNullable<BodyOf<'genesis'>['gr
  */
 export function initHome(
   dir: string,
-  options: { origin?: string; eventPartitions?: number; force?: boolean; topicPrefix?: string; pgUrl?: string; apiPort?: number; grantPolicy?: BodyOf<'genesis'>['grantPolicy']; storage?: 'kafka' | 'embedded'; rootKeysDir?: string } = {},
+  options: {
+    origin?: string;
+    eventPartitions?: number;
+    force?: boolean;
+    topicPrefix?: string;
+    pgUrl?: string;
+    apiPort?: number;
+    grantPolicy?: BodyOf<'genesis'>['grantPolicy'];
+    storage?: 'kafka' | 'embedded';
+    rootKeysDir?: string;
+    /** How far a statement's issuedAt may be from its sequencing time (default 5 minutes; the genesis fixes it). */
+    freshnessMs?: number;
+  } = {},
 ): LedgerHome {
   if (LedgerHome.exists(dir) && options.force !== true) return LedgerHome.open(dir);
   // The root keys go apart from the live installation, to be moved offline (never into its keys/).
@@ -268,7 +280,7 @@ export function initHome(
   // sharing one Postgres or one broker (or a re-initialised .ledger/) never
   // meet each other's offsets, chains or rows.
   const installation = randomBytes(4).toString('hex');
-  const freshnessMs = 300_000;
+  const freshnessMs = options.freshnessMs ?? 300_000;
   const grantPolicy = options.grantPolicy === undefined ? {} : { grantPolicy: options.grantPolicy };
   const statement = createStatement('genesis', { origin, eventPartitions, freshnessMs, rootKeys: trustRoot.rootKeys, rootThreshold: 2, keys, authorityRulesVersion: LATEST_AUTHORITY_RULES_VERSION, ...grantPolicy }, roots[0] as Signer);
   const genesis = signStatement(statement, [roots[0] as Signer, roots[1] as Signer], nodeEd25519);

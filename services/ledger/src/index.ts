@@ -27,7 +27,7 @@ export type { PendingItem } from './commands/approve.js';
 export { approveCommand, countdownScreen, parseSessionDuration, sessionGrant, MAX_SESSION_MS, MAX_BATCH_TIER } from './commands/approve.js';
 export { rotateRootCommand } from './commands/rotate-root.js';
 export { SignaturePool, signatureVerdict } from './sequencer/signature-pool.js';
-export { GateWorker, DEFAULT_DEADLINES_MS } from './gate/gate-worker.js';
+export { GateWorker, DEFAULT_DEADLINES_MS, REDECISIONS } from './gate/gate-worker.js';
 export type { GateWorkerSettings, GateDecider } from './gate/gate-worker.js';
 export { DeadlineTimer } from './gate/timer.js';
 export { AuthorityFollower } from './authority-follower.js';

@@ -15,6 +15,7 @@ import { LogIndex } from './api/log-index.js';
 import { DEFAULT_DEADLINES_MS, GateWorker, type GateDecider } from './gate/gate-worker.js';
 import { evolve, initialState, type GateState } from '@agent-ledger/gate';
 import { DeadlineTimer } from './gate/timer.js';
+import type { RejectionCounters } from './gate/rejection-watch.js';
 import { fatigueSettingsFromEnv } from './gate/fatigue.js';
 import { apiTls, type HomeConfig, type LedgerHome } from './home.js';
 import type { ReadAuthMode } from './api/read-auth.js';
@@ -220,6 +221,8 @@ export async function serve(
   const follower = new AuthorityFollower(bus, home.trustRoot, topics);
   const stops: (() => Promise<void>)[] = [];
   const sequencers: PartitionSequencer[] = [];
+  /** The roles whose rejected statements are counted on /metrics (the feedback loop from the sequencer). */
+  const rejectionSources: { role: string; counters: () => Readonly<RejectionCounters> }[] = [];
   let gate: GateWorker | undefined;
   let projector: Projector | undefined;
   let apiUrl: string | undefined;
@@ -268,7 +271,7 @@ export async function serve(
     if (authority !== undefined) await authority.start();
   }
   // The gate folds every authority entry from genesis on: it listens before the follower starts.
-  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config), fatigue: fatigueSettingsFromEnv() }, gateDecider as GateDecider);
+  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config), fatigue: fatigueSettingsFromEnv(), log }, gateDecider as GateDecider);
   await follower.start(topics.group(`follower-${process.pid}`));
   // Events partitions recover independently of each other: at once.
   await Promise.all(sequencers.filter((s) => s.partition !== 0).map((s) => s.start()));
@@ -335,19 +338,33 @@ export async function serve(
   if (gate !== undefined) {
     await gate.start();
     const g = gate;
-    for (const [kp, c] of g.catchUp) log(`gate: events partition ${kp} caught up from offset ${c.from} (${c.read} entries read)`);
+    for (const [kp, c] of g.catchUp) log(`gate: events partition ${kp} caught up from offset ${c.from} (${c.read} entries read; ${c.recalled} signed groups recalled from intake)`);
     stops.push(() => g.stop());
     countedBy(registry, 'ledger_grant_suggestions_total', 'grant.suggested statements signed by this gate (identical approvals an admin may turn into a grant)', () => g.counters.grantSuggestions);
     new Counter({ name: 'ledger_rubber_stamp_total', help: 'approval.rushed statements signed by this gate: approvals sequenced faster than the operation can be read', labelNames: ['approver'], registers: [registry], collect() { this.reset(); for (const [approver, n] of g.rubberStamps) this.inc({ approver }, n); } });
     // Liveness: admitted proposals with no final decision 30 s after it was due (should stay 0).
     new Gauge({ name: 'ledger_overdue_proposals', help: 'Admitted proposals without a final decision 30 s past their due time (first decision: at once; final: the request deadline)', registers: [registry], collect() { this.set(g.overdueProposals()); } });
+    rejectionSources.push({ role: 'gate', counters: () => g.rejections });
     countedBy(registry, 'ledger_gate_commit_failures_total', 'Gate batches that failed (a commit, the pre-screen or the authority stream): the batch is redelivered and what it did not commit is decided again', () => g.counters.commitFailures);
   }
   if (has('timer')) {
-    const timer = new DeadlineTimer(bus, home.key('timer'), topics);
+    const timer = new DeadlineTimer(bus, home.key('timer'), topics, log);
     await timer.start(topics.group(`timer-${process.pid}`));
     stops.push(() => timer.stop());
     countedBy(registry, 'ledger_timer_tick_failures_total', 'Timer ticks whose publish failed (retried at the next tick)', () => timer.counters.tickFailures);
+    rejectionSources.push({ role: 'timer', counters: () => timer.rejections });
+  }
+  if (rejectionSources.length > 0) {
+    new Counter({
+      name: 'ledger_rejected_signings_total',
+      help: 'Decisions, confirmation requests (gate) and timeouts (timer) the sequencer rejected, by how they ended: signed_again, abandoned (given up: the proposal stays without them, see ledger_overdue_proposals and the log), moot (nothing left to sign by then)',
+      labelNames: ['role', 'outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { role, counters } of rejectionSources) for (const [outcome, n] of Object.entries(counters())) this.inc({ role, outcome }, n);
+      },
+    });
   }
   if (has('projector')) {
     projector = new Projector(bus, pool, config.eventPartitions, topics);

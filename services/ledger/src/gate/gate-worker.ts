@@ -9,6 +9,7 @@ import {
   type Signer,
   type Statement,
 } from '@agent-ledger/core';
+import { ReasonCode } from '@agent-ledger/refusals';
 import { ChunkedCommitter, type InBatch, type InRecord, type LogBus, type OutRecord, type Subscription, type TransactionalWriter } from '@agent-ledger/kafka';
 import {
   DEFAULT_CONFIRMATION,
@@ -27,12 +28,26 @@ import {
   type RulesSpec,
   type Said,
   type SaidGroup,
+  type WaitingProposal,
 } from '@agent-ledger/rulebook';
 import { LATEST_RULES_VERSION, type GateState } from '@agent-ledger/gate';
 import { RulesScreener, type Screener } from '@agent-ledger/screen';
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
-import { openProposalsStart } from '../sequencer/checkpoint-record.js';
+import { WINDOW_MARGIN_MS, openProposalsStart } from '../sequencer/checkpoint-record.js';
+import {
+  RejectionWatch,
+  attemptHeaders,
+  nextPlace,
+  publishedAttempts,
+  sentStatement,
+  type Attempt,
+  type AttemptPlace,
+  type RejectionCounters,
+  type RejectionOutcome,
+  type RetryPolicy,
+  type SentStatement,
+} from './rejection-watch.js';
 
 export { DEFAULT_DEADLINES_MS };
 
@@ -60,10 +75,48 @@ export interface GateWorkerSettings {
   readonly rules?: RulesSpec;
   /** Most bytes of output per transaction (default: the shared ChunkedCommitter bound). */
   readonly transactionBytes?: number;
+  /** Where the worker says what an operator must know (a proposal it gave up deciding). */
+  readonly log?: (message: string) => void;
 }
 
 /** Marks of groups this process committed but may not have read back from the log yet (bounded). */
 const SENT_MEMORY = 100_000;
+
+/** Times a proposal is decided again after the sequencer rejected the gate's decision or request, at most. */
+export const REDECISIONS = 3;
+
+/**
+ * Rejections a fresh statement may cure: not fresh when sequenced (it waited
+ * in intake: a sequencer outage), and the rulebook's judgement (a decision
+ * citing authority entries stamped after it by a sequencer clock behind the
+ * authority's, a final decision judged on answers read in another order, the
+ * log before genesis). A rejection of the gate's key, signature or format
+ * would come again.
+ */
+const CURABLE: ReadonlySet<string> = new Set([ReasonCode.REPLAY, ReasonCode.POLICY_VIOLATION, ReasonCode.STALE_APPROVAL, ReasonCode.INTEGRITY_FAILURE]);
+
+/** Which rejected decisions (and requests) the gate makes again: curable ones, {@link REDECISIONS} times. */
+const retryDecision: RetryPolicy<string> = (attempt, rejection) => {
+  if (!CURABLE.has(rejection.code)) return `${rejection.code} is not cured by deciding again`;
+  return attempt.number <= REDECISIONS || `rejected ${attempt.number} times`;
+};
+
+/** Statements whose rejection leaves a proposal without the decision or request it needs: what the gate watches. */
+const WATCHED = ['decision.recorded', 'confirmation.requested'] as const;
+
+/** A group to sign, and the attempt it signs again, if it does. */
+interface Reaction {
+  readonly group: SaidGroup;
+  readonly previous?: Attempt<string>;
+}
+
+/** An attempt the sequencer answered in full, and how it ends once the output of the record that answered it commits. */
+interface Answered {
+  readonly attempt: Attempt<string>;
+  readonly outcome: RejectionOutcome | undefined;
+  /** What an operator is told when the gate gives up. */
+  readonly message?: string;
+}
 
 /**
  * The gate as a service: folds the authority stream into the pure gate's
@@ -90,6 +143,8 @@ export class GateWorker {
   readonly #writers = new Map<number, { writer: TransactionalWriter; committer: ChunkedCommitter }>();
   /** Marks of committed groups ({@link SaidGroup.marks}). */
   readonly #sent = new Map<string, true>();
+  /** Decisions and requests this gate signed, until the sequencer has answered them (the feedback loop shared with the timer). */
+  readonly #watch = new RejectionWatch<string>({ watched: WATCHED, policy: retryDecision, memory: SENT_MEMORY });
   #subscription: Subscription | undefined;
   readonly counters = { decisions: 0, allow: 0, verify_first: 0, block: 0, final: 0, grantSuggestions: 0, refusedAnswers: 0, commitFailures: 0 };
   /** Rubber-stamp signals sent, by approver principal. */
@@ -114,6 +169,16 @@ export class GateWorker {
     });
   }
 
+  /** Decisions and requests the sequencer rejected, by how they ended: decided again, given up, or moot (a final decision was on the log by then). */
+  get rejections(): Readonly<RejectionCounters> {
+    return this.#watch.counters;
+  }
+
+  /** Decisions and requests this gate waits for the sequencer to answer (and answered ones whose output is not committed yet). */
+  get unanswered(): number {
+    return this.#watch.size;
+  }
+
   /** Catches up with the events log (state only), then starts deciding. */
   async start(): Promise<void> {
     await this.#catchUp();
@@ -135,19 +200,54 @@ export class GateWorker {
    * a usable checkpoint it reads from the start. What the fold misses
    * before that point is history only: approvals older than the checkpoint
    * no longer count toward a grant suggestion.
+   *
+   * It also recalls what its predecessor signed and the sequencer may still
+   * reject: the decisions and requests on intake since the fold's first
+   * entry ({@link #recall}), less those the sequencer answered below the
+   * committed offset (the predecessor acted on those answers). The answers
+   * from the committed offset on come again through the subscription.
    */
   async #catchUp(): Promise<void> {
     const topic = this.#settings.topics.events;
     const committed = await this.#bus.committedOffsets(this.#settings.topics.group('gate'), topic);
     for (let kp = 0; kp < this.#settings.eventPartitions; kp++) {
-      const from = await this.#catchUpFrom(kp, committed.get(kp) ?? null);
-      this.catchUp.set(kp, { from, read: 0 });
+      const next = committed.get(kp) ?? null;
+      const from = await this.#catchUpFrom(kp, next);
+      const seen = { from, read: 0, recalled: 0 };
+      this.catchUp.set(kp, seen);
+      const answers: { statement: Statement; sequencedAtMs: number }[] = [];
+      let firstMs: number | undefined;
       for await (const record of this.#bus.readRange(topic, kp, from)) {
-        this.#fold(parseEntry(record.value), record.value.length);
-        const seen = this.catchUp.get(kp);
-        if (seen !== undefined) seen.read += 1;
+        const entry = parseEntry(record.value);
+        this.#fold(entry, record.value.length);
+        seen.read += 1;
+        firstMs ??= Number(record.timestamp);
+        const statement = entry.envelope.statement;
+        if (next !== null && BigInt(record.offset) < BigInt(next) && (statement.type === 'intake.rejected' || statement.author.keyId === this.#settings.gate.keyId)) {
+          answers.push({ statement, sequencedAtMs: Date.parse(entry.sequencedAt) });
+        }
       }
+      // A gate that never committed signed nothing; one that did signed nothing about the open proposals before the fold's first entry.
+      if (next !== null && firstMs !== undefined && Number.isFinite(firstMs)) seen.recalled = await this.#recall(kp, firstMs - WINDOW_MARGIN_MS);
+      for (const { statement, sequencedAtMs } of answers) this.#watch.observe(statement, sequencedAtMs);
     }
+    this.#watch.closeAnswered();
+  }
+
+  /**
+   * Watches again the decisions and requests this gate's key signed on the
+   * intake partition of events Kafka partition `kp` since `fromMs` (read
+   * back by their attempt header); returns how many groups it found.
+   */
+  async #recall(kp: number, fromMs: number): Promise<number> {
+    const topics = this.#settings.topics;
+    let recalled = 0;
+    for (const published of await publishedAttempts(this.#bus, topics.intake, ledgerPartitionOf(topics, topics.events, kp), fromMs, this.#settings.gate.keyId)) {
+      const proposal = proposalOf(published.statements.map((s) => s.statement));
+      const statements: SentStatement[] = published.statements.map(({ input, id, type, said }) => ({ input, id, type, said }));
+      if (proposal !== undefined && this.#watch.track(proposal, published, statements) !== undefined) recalled += 1;
+    }
+    return recalled;
   }
 
   /** Where the catch-up of events Kafka partition `kp` starts (see {@link #catchUp}). */
@@ -157,7 +257,7 @@ export class GateWorker {
   }
 
   /** Where each events Kafka partition's catch-up started and how many entries it read (shown in the log and the bench). */
-  readonly catchUp = new Map<number, { from: string; read: number }>();
+  readonly catchUp = new Map<number, { from: string; read: number; recalled: number }>();
 
   #life(partition: number): LifeState {
     let life = this.#lives.get(partition);
@@ -186,7 +286,9 @@ export class GateWorker {
     for (const life of this.#lives.values()) {
       for (const waiting of life.proposals.values()) if (waiting.sequencedAtMs + graceMs < nowMs) overdue += 1;
       for (const open of life.confirmations.values()) {
-        if (open.request !== null && open.request.deadlineMs + graceMs < nowMs) overdue += 1;
+        // A request is due with the first decision: one the sequencer rejected leaves the proposal waiting from then.
+        const dueMs = open.request === null ? open.proposedAtMs : open.request.deadlineMs;
+        if (dueMs + graceMs < nowMs) overdue += 1;
       }
     }
     return overdue;
@@ -211,20 +313,26 @@ export class GateWorker {
     const sent = (mark: string): boolean => this.#sent.has(mark) || inFlight.has(mark);
     try {
       for (const record of committer.uncommitted(batch.records)) {
-        const groups = await this.#react(record, partition, sent);
+        const { groups, answered } = await this.#react(record, partition, sent);
         const out: OutRecord[] = [];
-        const kept: SaidGroup[] = [];
-        for (const group of groups) {
+        const kept: { group: SaidGroup; place: AttemptPlace; statements: SentStatement[] }[] = [];
+        for (const { group, previous } of groups) {
           if (group.marks.some(sent)) continue;
           for (const mark of group.marks) inFlight.add(mark);
-          kept.push(group);
-          for (const statement of group.statements) out.push(this.#say(statement, partition));
+          const signed = group.statements.map((said) => this.#sign(said));
+          const place = nextPlace(previous, signed[0]?.id ?? '', Date.now());
+          const records = signed.map((statement) => this.#record(statement, partition, place));
+          out.push(...records);
+          kept.push({ group, place, statements: records.map((r, n) => sentStatement(r, signed[n] as Statement)) });
         }
         await committer.add(record.offset, out, () => {
-          for (const group of kept) {
+          for (const { group, place, statements } of kept) {
             for (const mark of group.marks) remember(this.#sent, mark, true, SENT_MEMORY);
             this.#count(group);
+            const proposal = proposalOf(group.statements);
+            if (proposal !== undefined) this.#watch.track(proposal, place, statements);
           }
+          if (answered !== undefined && this.#watch.close(answered.attempt, answered.outcome) && answered.message !== undefined) this.#settings.log?.(answered.message);
         });
       }
       await committer.flush();
@@ -237,20 +345,22 @@ export class GateWorker {
     }
   }
 
-  /** Folds a record and asks the rulebook what it calls for. */
-  async #react(record: InRecord, partition: number, sent: (mark: string) => boolean): Promise<SaidGroup[]> {
+  /** Folds a record and asks the rulebook what it calls for; reads in it the sequencer's answer to what the gate signed. */
+  async #react(record: InRecord, partition: number, sent: (mark: string) => boolean): Promise<{ groups: Reaction[]; answered: Answered | undefined }> {
     const entry = parseEntry(record.value);
     const hash = this.#fold(entry, record.value.length);
     const life = this.#life(partition);
     const statement = entry.envelope.statement;
-    const groups: SaidGroup[] = [];
+    const groups: Reaction[] = [];
     const ask = (command: LifeCommand): void => {
-      groups.push(...decide(command, life).groups);
+      for (const group of decide(command, life).groups) groups.push({ group });
     };
     switch (statement.type) {
-      case 'proposal.submitted':
-        if (!sent(`first:${hash}`) && life.proposals.has(hash)) groups.push(...(await this.#firstDecision(entry, hash, life)));
+      case 'proposal.submitted': {
+        const waiting = life.proposals.get(hash);
+        if (!sent(`first:${hash}`) && waiting !== undefined) for (const group of await this.#firstDecision(waiting, life)) groups.push({ group });
         break;
+      }
       case 'human.response': {
         ask({ type: 'answer', response: hash });
         ask({ type: 'settle', proposal: (statement.body as { proposal: string }).proposal, ...this.#settleFacts(life, (statement.body as { proposal: string }).proposal) });
@@ -268,7 +378,45 @@ export class GateWorker {
       default:
         break;
     }
-    return groups;
+    const attempt = this.#watch.observe(statement, Date.parse(entry.sequencedAt));
+    if (attempt === undefined) return { groups, answered: undefined };
+    const again = await this.#answered(attempt, life, sent);
+    if (again.group !== undefined) groups.push({ group: again.group, previous: attempt });
+    return { groups, answered: again.answered };
+  }
+
+  /**
+   * What the gate does once the sequencer has answered all of one of its
+   * attempts: nothing when it admitted the decision or request; when it
+   * rejected it, the proposal is decided again as the rulebook says now
+   * (a new statement, the current authority index) without repeating what
+   * was admitted, unless the policy gives up or the proposal needs nothing
+   * more (its final decision is on the log).
+   */
+  async #answered(attempt: Attempt<string>, life: LifeState, sent: (mark: string) => boolean): Promise<{ group?: SaidGroup; answered: Answered }> {
+    const verdict = this.#watch.verdict(attempt);
+    if (verdict.kind === 'admitted') return { answered: { attempt, outcome: undefined } };
+    if (verdict.kind === 'abandon') {
+      const { type, code, detail } = verdict.rejection;
+      const message = `gate: could not decide proposal ${attempt.subject.slice(0, 12)}: the sequencer rejected its ${type} (${code}: ${detail}); gave up after ${attempt.number} signing(s): ${verdict.reason}`;
+      return { answered: { attempt, outcome: 'abandoned', message } };
+    }
+    // Answered again in this batch (a sibling's entry) or redelivered: the first reading decides.
+    const mark = `again:${attempt.key}:${attempt.number}`;
+    if (sent(mark)) return { answered: { attempt, outcome: 'signed_again' } };
+    const statements = this.#watch.unadmitted(attempt, (await this.#decideAgain(attempt.subject, life)).flatMap((group) => group.statements));
+    if (statements.length === 0) return { answered: { attempt, outcome: 'moot' } };
+    return { group: { marks: [mark], statements }, answered: { attempt, outcome: 'signed_again' } };
+  }
+
+  /** What a proposal needs from the gate now, by its state: its first decision, its request, its final decision, or nothing. */
+  async #decideAgain(proposal: string, life: LifeState): Promise<readonly SaidGroup[]> {
+    const waiting = life.proposals.get(proposal);
+    if (waiting !== undefined) return this.#firstDecision(waiting, life);
+    const open = life.confirmations.get(proposal);
+    if (open === undefined) return [];
+    if (open.request === null) return decide({ type: 'request', proposal, nowMs: Date.now(), confirmation: this.#confirmation }, life).groups;
+    return decide({ type: 'settle', proposal, ...this.#settleFacts(life, proposal) }, life).groups;
   }
 
   #settleFacts(life: LifeState, proposal: string): { rules: RulesSpec; keyRevoked: boolean; authorityIndex: number } {
@@ -278,12 +426,13 @@ export class GateWorker {
     return { rules: this.#rules, keyRevoked: key?.revokedAt !== undefined, authorityIndex: size };
   }
 
-  async #firstDecision(entry: Entry, hash: string, life: LifeState): Promise<readonly SaidGroup[]> {
+  async #firstDecision(waiting: WaitingProposal, life: LifeState): Promise<readonly SaidGroup[]> {
     // Never decide on an older registry than the proposal was sequenced against
     // (a gate running apart from the sequencer may lag): verify-chain refuses that.
-    if (this.#follower.current().size < entry.authorityIndex) await this.#follower.waitFor(entry.authorityIndex, 30_000);
+    if (this.#follower.current().size < waiting.authorityIndex) await this.#follower.waitFor(waiting.authorityIndex, 30_000);
     const { state, size } = this.#follower.current();
-    const key = state.key(entry.envelope.statement.author.keyId);
+    const key = state.key(waiting.keyId);
+    const hash = waiting.hash;
     const command = {
       type: 'decide_proposal' as const,
       proposal: hash,
@@ -302,6 +451,8 @@ export class GateWorker {
   /** Counts a committed group by what it settles. */
   #count(group: SaidGroup): void {
     const first = group.marks[0] ?? '';
+    // A decision or request signed again is counted by the feedback loop (rejections), not as a new one.
+    if (first.startsWith('again:')) return;
     for (const statement of group.statements) {
       if (statement.type === 'decision.recorded' && first.startsWith('first:')) {
         this.counters.decisions += 1;
@@ -313,11 +464,14 @@ export class GateWorker {
     }
   }
 
-  #say(said: Said, partition: number): OutRecord {
-    const signer = this.#settings.gate;
-    const statement = createStatement(said.type, said.body, signer);
-    const envelope = signStatement(statement, [signer], nodeEd25519);
-    return { topic: this.#settings.topics.intake, partition, key: (said.body as { agentId?: string }).agentId ?? null, value: JSON.stringify(envelope) };
+  #sign(said: Said): Statement {
+    return createStatement(said.type, said.body, this.#settings.gate);
+  }
+
+  /** The intake record of a statement this gate signed, with the header that lets a restarted gate recall it. */
+  #record(statement: Statement, partition: number, place: AttemptPlace): OutRecord {
+    const envelope = signStatement(statement, [this.#settings.gate], nodeEd25519);
+    return { topic: this.#settings.topics.intake, partition, key: (statement.body as { agentId?: string }).agentId ?? null, value: JSON.stringify(envelope), headers: attemptHeaders(place) };
   }
 
   /** Stops deciding. */
@@ -325,6 +479,12 @@ export class GateWorker {
     await this.#subscription?.stop();
     for (const held of this.#writers.values()) await held.writer.close();
   }
+}
+
+/** The proposal a group of the gate's statements is about (its decision or request names it). */
+function proposalOf(statements: readonly { readonly type: string; readonly body: unknown }[]): string | undefined {
+  const about = statements.find((s) => s.type === 'decision.recorded' || s.type === 'confirmation.requested')?.body as { proposal?: unknown } | undefined;
+  return typeof about?.proposal === 'string' ? about.proposal : undefined;
 }
 
 /** Parses an entry record from the events or authority topic (written by the sequencer). */

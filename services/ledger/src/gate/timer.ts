@@ -1,14 +1,39 @@
-import { createStatement, nodeEd25519, sha256Hex, signStatement, statementHash, type Signer } from '@agent-ledger/core';
+import { createStatement, nodeEd25519, signStatement, statementHash, type Signer, type Statement } from '@agent-ledger/core';
+import { ReasonCode } from '@agent-ledger/refusals';
 import type { LogBus, OutRecord, Subscription } from '@agent-ledger/kafka';
 import { decide, evolve, initialState, lifeEntryOf, remember, type LifeState, type Said, type SaidGroup } from '@agent-ledger/rulebook';
 import type { TopicNames } from '../topics.js';
 import { openProposalsStart } from '../sequencer/checkpoint-record.js';
 import { parseEntry } from './gate-worker.js';
+import { RejectionWatch, nextPlace, sentStatement, type Attempt, type RejectionCounters, type RetryPolicy } from './rejection-watch.js';
 
-/** Marks of published timeouts this process remembers (bounded). */
+/** Marks of published timeouts (and timeouts waiting for the sequencer's answer) this process remembers (bounded). */
 const SENT_MEMORY = 100_000;
 /** How long a timeout the sequencer rejected as early (a timer clock ahead of the sequencer's) is signed again, at most. */
 const RESIGN_FOR_MS = 60_000;
+/** Times a timeout the sequencer rejected as not fresh (it waited in intake, a sequencer outage) is signed again, at most. */
+const STALE_RESIGNS = 3;
+
+/**
+ * Which rejected timeouts are signed again: one sequenced before its
+ * deadline (the sequencer judges it as verify-chain does; a timer clock
+ * ahead of the sequencer's), for a minute from its first signing, and one
+ * that was not fresh when sequenced (it waited in intake), a few times. Any
+ * other rejection would be rejected again.
+ */
+const retryTimeout: RetryPolicy<Timed> = (attempt, rejection) => {
+  if (rejection.detail.startsWith('timeout sequenced before its deadline')) {
+    return rejection.sequencedAtMs - attempt.firstMs <= RESIGN_FOR_MS || `still sequenced before its deadline ${RESIGN_FOR_MS} ms after it was first signed`;
+  }
+  if (rejection.code === ReasonCode.REPLAY) return attempt.number <= STALE_RESIGNS || `rejected ${attempt.number} times`;
+  return `${rejection.code} is not cured by signing it again`;
+};
+
+/** What the timer signs again: the timeout of one request, on its partition. */
+interface Timed {
+  readonly partition: number;
+  readonly request: string;
+}
 
 /**
  * Turns deadlines into signed timeouts. It folds each events partition into
@@ -23,13 +48,14 @@ export class DeadlineTimer {
   readonly #bus: LogBus;
   readonly #signer: Signer;
   readonly #topics: TopicNames;
+  readonly #log: (message: string) => void;
   readonly #lives = new Map<number, LifeState>();
   /** Marks of published groups (`timeout:<request>`). */
   readonly #sent = new Map<string, true>();
-  /** SHA-256 of each published timeout's intake record -> what it said, where, and when it was first signed. */
-  readonly #inputs = new Map<string, { readonly said: Said; readonly partition: number; readonly firstMs: number }>();
-  /** Timeouts the sequencer rejected as sequenced before their deadline: signed again at the next tick (alone, without their escalation). */
-  #again: { readonly said: Said; readonly partition: number; readonly firstMs: number }[] = [];
+  /** Published timeouts until the sequencer has answered them (the feedback loop shared with the gate). */
+  readonly #watch = new RejectionWatch<Timed>({ watched: ['timeout.recorded'], policy: retryTimeout, memory: SENT_MEMORY });
+  /** Timeouts the sequencer rejected, to sign again at the next tick (without what of their group it admitted). */
+  #again: Attempt<Timed>[] = [];
   #subscription: Subscription | undefined;
   #interval: NodeJS.Timeout | undefined;
   #ticking = false;
@@ -37,10 +63,16 @@ export class DeadlineTimer {
   /** The last tick's failure, if the last tick failed. */
   lastFailure: Error | undefined;
 
-  constructor(bus: LogBus, signer: Signer, topics: TopicNames) {
+  constructor(bus: LogBus, signer: Signer, topics: TopicNames, log: (message: string) => void = () => undefined) {
     this.#bus = bus;
     this.#topics = topics;
     this.#signer = signer;
+    this.#log = log;
+  }
+
+  /** Rejected timeouts by how they ended: signed again, given up, or moot (the request was settled meanwhile). */
+  get rejections(): Readonly<RejectionCounters> {
+    return this.#watch.counters;
   }
 
   /** Where each events Kafka partition was first read from (the newest checkpoint's open proposals, not offset 0). */
@@ -78,19 +110,18 @@ export class DeadlineTimer {
       this.#lives.set(entry.partition, life);
     }
     evolve(life, lifeEntryOf(entry, statementHash(entry.envelope.statement), bytes));
-    // The sequencer judges a timeout as verify-chain does (sequenced at or after its deadline): one it
-    // rejected, signed by a timer whose clock runs ahead of the sequencer's, is signed again at a later tick.
-    const statement = entry.envelope.statement;
-    if (statement.type === 'intake.rejected') {
-      const body = statement.body as { input: string; detail: string };
-      const sent = this.#inputs.get(body.input);
-      if (sent === undefined) return;
-      this.#inputs.delete(body.input);
+    // The sequencer's answer to a timeout this timer signed: one it rejected is signed again at a later tick, if the policy allows.
+    const answered = this.#watch.observe(entry.envelope.statement, Date.parse(entry.sequencedAt));
+    if (answered === undefined) return;
+    const verdict = this.#watch.verdict(answered);
+    // An entry read again (a consumer restart) answers the same attempt again: it is counted and queued once.
+    if (verdict.kind === 'again') {
+      if (this.#again.includes(answered)) return;
       this.counters.rejected += 1;
-      // Only an early timeout is signed again (any other rejection would be rejected again), for a bounded time.
-      if (!body.detail.startsWith('timeout sequenced before its deadline')) return;
-      if (Date.parse(entry.sequencedAt) - sent.firstMs > RESIGN_FOR_MS) return;
-      this.#again.push(sent);
+      this.#again.push(answered);
+    } else if (this.#watch.close(answered, verdict.kind === 'abandon' ? 'abandoned' : undefined) && verdict.kind === 'abandon') {
+      this.counters.rejected += 1;
+      this.#log(`timer: could not record the timeout of request ${answered.subject.request.slice(0, 12)}: the sequencer rejected it (${verdict.rejection.code}: ${verdict.rejection.detail}); gave up after ${answered.number} signing(s): ${verdict.reason}`);
     }
   }
 
@@ -99,21 +130,47 @@ export class DeadlineTimer {
     if (this.#ticking) return;
     this.#ticking = true;
     try {
-      const groups: { group: SaidGroup; partition: number }[] = [];
+      const groups: { group: SaidGroup; partition: number; previous?: Attempt<Timed> }[] = [];
       for (const [partition, life] of this.#lives) {
         for (const group of decide({ type: 'tick', nowMs }, life).groups) {
           if (!group.marks.some((mark) => this.#sent.has(mark))) groups.push({ group, partition });
         }
       }
-      const again = this.#again.map((sent) => ({ sent, record: this.#record(sent.said, sent.partition) }));
-      if (groups.length === 0 && again.length === 0) return;
-      const signed = groups.map(({ group, partition }) => ({ group, partition, records: group.statements.map((said) => ({ said, record: this.#record(said, partition) })) }));
-      await this.#bus.publish([...again.map((a) => a.record), ...signed.flatMap((s) => s.records.map((r) => r.record))]);
-      this.#again = [];
-      for (const { sent, record } of again) remember(this.#inputs, sha256Hex(record.value), sent, SENT_MEMORY);
-      for (const { group, partition, records } of signed) {
+      // A rejected timeout is signed again as the rulebook says now: nothing once its request is settled,
+      // and without what the sequencer admitted of its group (its escalation: no second page).
+      const moot: Attempt<Timed>[] = [];
+      for (const attempt of this.#again) {
+        const { partition, request } = attempt.subject;
+        const life = this.#lives.get(partition);
+        const group = life === undefined ? undefined : decide({ type: 'tick', nowMs }, life).groups.find((g) => g.marks.includes(`timeout:${request}`));
+        const statements = group === undefined ? [] : this.#watch.unadmitted(attempt, group.statements);
+        if (group === undefined || statements.length === 0) moot.push(attempt);
+        else groups.push({ group: { marks: group.marks, statements }, partition, previous: attempt });
+      }
+      for (const attempt of moot) this.#watch.close(attempt, 'moot');
+      this.#again = this.#again.filter((attempt) => !moot.includes(attempt));
+      if (groups.length === 0) return;
+      const signed = groups.map(({ group, partition, previous }) => {
+        const records = group.statements.map((said) => this.#record(said, partition));
+        const statements = records.map(({ record, statement }) => sentStatement(record, statement));
+        const place = nextPlace(previous, statements[0]?.id ?? '', nowMs);
+        // Watched before it is published: the sequencer may answer before publish() returns.
+        const attempt = this.#watch.track({ partition, request: group.marks[0]?.slice('timeout:'.length) ?? '' }, place, statements);
+        return { group, previous, attempt, records: records.map((r) => r.record) };
+      });
+      try {
+        await this.#bus.publish(signed.flatMap((s) => s.records));
+      } catch (err) {
+        for (const { attempt } of signed) if (attempt !== undefined) this.#watch.close(attempt);
+        throw err;
+      }
+      for (const { group, previous } of signed) {
+        if (previous !== undefined) {
+          this.#watch.close(previous, 'signed_again');
+          this.#again = this.#again.filter((attempt) => attempt !== previous);
+          continue;
+        }
         for (const mark of group.marks) remember(this.#sent, mark, true, SENT_MEMORY);
-        for (const { said, record } of records) if (said.type === 'timeout.recorded') remember(this.#inputs, sha256Hex(record.value), { said, partition, firstMs: nowMs }, SENT_MEMORY);
         this.counters.timeouts += 1;
         this.counters.escalations += group.statements.filter((s) => s.type === 'escalation.raised').length;
       }
@@ -126,9 +183,9 @@ export class DeadlineTimer {
     }
   }
 
-  #record(said: Said, partition: number): OutRecord {
+  #record(said: Said, partition: number): { record: OutRecord; statement: Statement } {
     const statement = createStatement(said.type, said.body, this.#signer);
-    return { topic: this.#topics.intake, partition, key: (said.body as { agentId: string }).agentId, value: JSON.stringify(signStatement(statement, [this.#signer], nodeEd25519)) };
+    return { statement, record: { topic: this.#topics.intake, partition, key: (said.body as { agentId: string }).agentId, value: JSON.stringify(signStatement(statement, [this.#signer], nodeEd25519)) } };
   }
 
   /** Stops the timer. */
