@@ -75,6 +75,24 @@ function seekTo(consumer: Consumer, committed: ReadonlyMap<number, string | null
 }
 
 /**
+ * Seeks after a rejoin. When kafkajs restarts a consumer itself it emits the
+ * join before its new consumer group is in place, and a seek then throws
+ * ("consumer#run must be called first"): tried again a few times, shortly.
+ */
+async function seekAfterRejoin(consumer: Consumer, committed: ReadonlyMap<number, string | null>, topic: string, partitions: readonly number[], current: () => boolean): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    if (!current()) return;
+    try {
+      seekTo(consumer, committed, topic, partitions);
+      return;
+    } catch (err) {
+      if (attempt >= 20) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/**
  * How long a member may go without a batch while committed records wait for
  * it before its consumer is replaced. kafkajs has been seen to stop fetching
  * for good after a broker fault without reporting anything (no crash, no
@@ -250,7 +268,7 @@ export class KafkajsSubscription implements Subscription {
           joins += 1;
           if (joins > 1 && current()) {
             ('startAt' in positions ? Promise.resolve(positions.startAt()) : this.#admin().then((a) => committedOffsets(a, positions.offsetsOf, topic)))
-              .then((committed) => seekTo(consumer, committed, topic, taken))
+              .then((committed) => seekAfterRejoin(consumer, committed, topic, taken, current))
               .catch((err: unknown) => this.#report(fromKafkaError(err, `cannot seek ${topic} after a rejoin`), false));
           }
         });

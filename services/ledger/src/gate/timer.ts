@@ -7,6 +7,8 @@ import { openProposalsStart } from '../sequencer/checkpoint-record.js';
 import { parseEntry } from './gate-worker.js';
 import { RejectionWatch, nextPlace, sentStatement, type Attempt, type RejectionCounters, type RetryPolicy } from './rejection-watch.js';
 
+/** How often a timer whose ticks keep failing says so. */
+const FAILURE_LOG_MS = 30_000;
 /** Marks of published timeouts (and timeouts waiting for the sequencer's answer) this process remembers (bounded). */
 const SENT_MEMORY = 100_000;
 /** How long a timeout the sequencer rejected as early (a timer clock ahead of the sequencer's) is signed again, at most. */
@@ -49,6 +51,8 @@ export class DeadlineTimer {
   readonly #signer: Signer;
   readonly #topics: TopicNames;
   readonly #log: (message: string) => void;
+  /** When a failed tick was last logged. */
+  #failureLoggedAt = Number.NEGATIVE_INFINITY;
   readonly #lives = new Map<number, LifeState>();
   /** Marks of published groups (`timeout:<request>`). */
   readonly #sent = new Map<string, true>();
@@ -178,6 +182,11 @@ export class DeadlineTimer {
     } catch (err) {
       this.counters.tickFailures += 1;
       this.lastFailure = err instanceof Error ? err : new Error(String(err));
+      // Said at most every FAILURE_LOG_MS: overdue timeouts waiting on a log that will not take them are an operator's business.
+      if (nowMs - this.#failureLoggedAt >= FAILURE_LOG_MS) {
+        this.#failureLoggedAt = nowMs;
+        this.#log(`timer: publishing overdue timeouts failed (${this.counters.tickFailures} failed ticks so far; retried every tick): ${this.lastFailure.message}`);
+      }
     } finally {
       this.#ticking = false;
     }
