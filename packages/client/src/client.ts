@@ -3,7 +3,7 @@ import { apiError, readJson, transportError } from './errors.js';
 import { ToolRefusedError, type RefusalRecord } from './refused.js';
 import { verifyReceipt, type Receipt, type ReceiptDecision, type ReceiptVerdict } from './receipt.js';
 import { fetchTrust, ledgerSettings, pinTrust, type Trust } from './trust.js';
-import { signedFetch } from './read-auth.js';
+import { installationOf, signedFetch } from './read-auth.js';
 import {
   EntrySchema,
   canonicalJson,
@@ -156,11 +156,13 @@ export interface ReadOptions {
   readonly requestTimeoutMs?: number;
   /** The principal's key that signs the read. */
   readonly signer?: Signer;
+  /** The installation the read is signed for ({@link installationOf} of the pinned genesis); absent: asked of the API once. */
+  readonly audience?: string;
 }
 
 function readFetch(options: ReadOptions): typeof fetch {
   const inner = options.fetch ?? fetch;
-  return options.signer === undefined ? inner : signedFetch(options.signer, { fetch: inner });
+  return options.signer === undefined ? inner : signedFetch(options.signer, { fetch: inner, ...(options.audience === undefined ? {} : { audience: options.audience }) });
 }
 
 /** `GET /v1/statements/:id` once, signed by `options.signer` (the answer is untrusted: checked field by field). */
@@ -185,8 +187,10 @@ export async function statementOutcome(baseUrl: string, id: string, options: Rea
  */
 export async function awaitStatement(baseUrl: string, id: string, timeoutMs = 30_000, options: ReadOptions & { readonly pollMs?: number } = {}): Promise<Exclude<StatementOutcome, { status: 'pending' }>> {
   const deadline = Date.now() + timeoutMs;
+  // One signing fetch for every poll (its audience, when asked of the API, is asked once).
+  const once: ReadOptions = { fetch: readFetch(options), ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }) };
   for (;;) {
-    const outcome = await statementOutcome(baseUrl, id, options);
+    const outcome = await statementOutcome(baseUrl, id, once);
     if (outcome.status !== 'pending') return outcome;
     if (Date.now() >= deadline) throw new OperationalError(OperationalCode.CLIENT_TIMEOUT, `statement ${id} still pending after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 100));
@@ -215,7 +219,8 @@ export class LedgerClient {
     this.#options = options;
     this.#ed25519 = options.ed25519 ?? nodeEd25519;
     // Every request is signed by the client's own key: the API answers reads only to a registered principal, within its role.
-    this.#fetch = signedFetch(options.signer, { fetch: options.fetch ?? fetch, ed25519: this.#ed25519 });
+    // Signed for the pinned installation when there is a trust document (else the API's own id, asked once).
+    this.#fetch = signedFetch(options.signer, { fetch: options.fetch ?? fetch, ed25519: this.#ed25519, ...(options.trust === undefined ? {} : { audience: installationOf(options.trust.genesis) }) });
     this.#trust = options.trust;
     this.#deciderKeys = options.deciderKeys ?? (options.trust === undefined ? [] : deciderKeysOf(options.trust));
   }

@@ -1,3 +1,4 @@
+import { installationOf } from '@agent-ledger/client';
 import { Exit } from '../cli-error.js';
 import { LedgerHome, apiCaFile } from '../home.js';
 import { readFetch } from '../api-fetch.js';
@@ -46,7 +47,7 @@ export async function statusCommand(options: { home?: string; api?: string; json
   } catch {
     admin = undefined;
   }
-  const read = readFetch(admin, apiCaFile(home.config));
+  const read = readFetch(admin, apiCaFile(home.config), installationOf(home.genesis()));
   const health = api.ready === undefined ? undefined : await getJson(read, `${baseUrl}/healthz`);
   const roles = ((health?.body as { detail?: { roles?: unknown } } | undefined)?.detail?.roles ?? null) as string[] | null;
   let metrics = '';
