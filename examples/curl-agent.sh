@@ -30,15 +30,19 @@ sign() {
   jq -c --arg k "$KEY_ID" --arg s "$sig" '{statement: ., signatures: [{keyId: $k, sig: $s}]}' "$WORK/statement.json"
 }
 
+# The installation the reads are for (aud): the statement hash of the genesis in the pinned trust
+# document (`curl -s $API/v1/installation | jq -r .installation` when nothing is pinned).
+AUD=$(jq -cS .genesis.statement "$HOME_DIR/trust.json" | tr -d '\n' | sha256sum | cut -c1-64)
+
 # get PATH: a signed read (docs/http.md, "Signed reads"). The key signs
-# "agent-ledger/read/v1\nGET\nPATH\nTIMESTAMP_MS\nNONCE\n" (no body); the API answers
+# "agent-ledger/read/v2\nGET\nAUD\nPATH\nTIMESTAMP_MS\nNONCE\n" (no body); the API answers
 # an agent only about its own proposals, decisions and receipts.
 get() {
   local ts nonce sig
   ts=$(date +%s%3N); nonce=$(openssl rand -hex 16)
-  printf 'agent-ledger/read/v1\nGET\n%s\n%s\n%s\n' "$1" "$ts" "$nonce" > "$WORK/read.bin"
+  printf 'agent-ledger/read/v2\nGET\n%s\n%s\n%s\n%s\n' "$AUD" "$1" "$ts" "$nonce" > "$WORK/read.bin"
   sig=$(openssl pkeyutl -sign -rawin -inkey "$WORK/key.pem" -in "$WORK/read.bin" | base64 -w0)
-  curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H "authorization: Ledger-Ed25519 keyId=$KEY_ID,ts=$ts,nonce=$nonce,sig=$sig" "$API$1"
+  curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H "authorization: Ledger-Ed25519 keyId=$KEY_ID,aud=$AUD,ts=$ts,nonce=$nonce,sig=$sig" "$API$1"
 }
 
 BODY=$(jq -cn --arg p "$PRINCIPAL" --arg c "$COMMAND" '{agentId: $p, tool: "shell", actionType: "shell.exec", targetResource: "host/build-01",
