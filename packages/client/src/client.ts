@@ -209,7 +209,10 @@ export async function awaitStatement(baseUrl: string, id: string, timeoutMs = 30
  */
 export class LedgerClient {
   readonly #options: ClientOptions;
+  /** Signs every request (reads). */
   readonly #fetch: typeof fetch;
+  /** Signs nothing: statement submission (each statement carries its own signature) and the trust document are public. */
+  readonly #plainFetch: typeof fetch;
   readonly #ed25519: Ed25519Backend;
 
   #deciderKeys: readonly string[];
@@ -218,7 +221,8 @@ export class LedgerClient {
   constructor(options: ClientOptions) {
     this.#options = options;
     this.#ed25519 = options.ed25519 ?? nodeEd25519;
-    // Every request is signed by the client's own key: the API answers reads only to a registered principal, within its role.
+    this.#plainFetch = options.fetch ?? fetch;
+    // Every read is signed by the client's own key: the API answers reads only to a registered principal, within its role.
     // Signed for the pinned installation when there is a trust document (else the API's own id, asked once).
     this.#fetch = signedFetch(options.signer, { fetch: options.fetch ?? fetch, ed25519: this.#ed25519, ...(options.trust === undefined ? {} : { audience: installationOf(options.trust.genesis) }) });
     this.#trust = options.trust;
@@ -243,7 +247,7 @@ export class LedgerClient {
    */
   async refreshTrust(): Promise<Trust> {
     const pinned = this.#trust;
-    const next = await fetchTrust(this.#options.baseUrl, { fetch: this.#fetch, ed25519: this.#ed25519, ...(pinned === undefined ? {} : { pinned }), ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }) });
+    const next = await fetchTrust(this.#options.baseUrl, { fetch: this.#plainFetch, ed25519: this.#ed25519, ...(pinned === undefined ? {} : { pinned }), ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }) });
     this.#trust = next;
     if (this.#options.deciderKeys === undefined) this.#deciderKeys = deciderKeysOf(next);
     if (this.#options.trustFile !== undefined) pinTrust(this.#options.trustFile, next);
@@ -267,7 +271,7 @@ export class LedgerClient {
    * @throws LedgerError with the refusal's code; OperationalError when the API cannot be reached or fails.
    */
   submit(envelope: Envelope): Promise<Submitted> {
-    return submitEnvelope(this.#options.baseUrl, envelope, { fetch: this.#fetch, requestTimeoutMs: this.#options.requestTimeoutMs ?? 30_000 });
+    return submitEnvelope(this.#options.baseUrl, envelope, { fetch: this.#plainFetch, requestTimeoutMs: this.#options.requestTimeoutMs ?? 30_000 });
   }
 
   /** Signs and submits a proposal; returns its hash (what the decision must name). */

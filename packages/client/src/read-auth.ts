@@ -115,9 +115,9 @@ export async function fetchInstallation(baseUrl: string, options: { readonly fet
     throw transportError(err, what);
   }
   const body = await readJson(response, what);
-  if (response.status !== 200) throw apiError(response.status, body, what);
+  if (response.status >= 400) throw apiError(response.status, body, what);
   const installation = (body as { installation?: unknown } | null)?.installation;
-  if (typeof installation !== 'string' || !HEX64.test(installation)) throw new OperationalError(OperationalCode.INTERNAL, `${what}: the answer names no installation id`, { retryable: true });
+  if (response.status !== 200 || typeof installation !== 'string' || !HEX64.test(installation)) throw new OperationalError(OperationalCode.INTERNAL, `${what}: the answer names no installation id`, { retryable: true });
   return installation;
 }
 
