@@ -50,6 +50,20 @@ BODY=$(jq -cn --arg p "$PRINCIPAL" --arg c "$COMMAND" '{agentId: $p, tool: "shel
 HASH=$(sign proposal.submitted "$BODY" | curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H 'content-type: application/json' --data-binary @- "$API/v1/statements" | jq -r .statementHash)
 [ "$HASH" = "$(tr -d '\n' < "$WORK/statement.json" | sha256sum | cut -c1-64)" ] || { echo "the API acknowledged another statement" >&2; exit 2; }
 
+# refuse CODE DETAIL [EVIDENCE_FILE]: the executor's refusal, signed by this agent and recorded on the log; nothing runs.
+refuse() {
+  local evidence=null
+  [ -n "${3:-}" ] && evidence=$(jq -cS . "$3" | tr -d '\n' | sha256sum | cut -c1-64 | jq -R .)
+  REFUSAL=$(jq -cn --arg p "$PRINCIPAL" --arg h "$HASH" --arg c "$1" --arg d "$(tr -cd '[:print:]' <<< "$2")" --argjson e "$evidence" \
+    '{agentId: $p, proposal: $h, code: $c, refusal: "REFUSED: \($c): the executor refused the decision: \($d)", claimed: null, evidence: $e}')
+  sign execution.refused "$REFUSAL" | curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H 'content-type: application/json' --data-binary @- "$API/v1/statements" > /dev/null
+  echo "refused by the executor: $1" >&2; exit 1
+}
+
+# Reads are signed for the pinned installation: an API of another one could never answer them with a decision that verifies.
+SERVED=$(curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} "$API/v1/installation" | jq -r .installation)
+[ "$SERVED" = "$AUD" ] || refuse INTEGRITY_FAILURE "the API is of another log: it serves installation ${SERVED:0:16}, the pinned trust is of ${AUD:0:16}"
+
 # The final decision (long-poll), then its receipt (waits for the covering checkpoint).
 for try in 1 2 3 4; do  # up to 100 s; then nothing runs
   get "/v1/decisions/$HASH?waitMs=25000" > "$WORK/decision.json" && jq -e .entry "$WORK/decision.json" > /dev/null && break
@@ -62,9 +76,5 @@ if VERDICT=$($LEDGER verify-receipt "$WORK/receipt.json" --trust "$HOME_DIR/trus
   OUTCOME=$(jq -r .entry.envelope.statement.body.outcome "$WORK/receipt.json")
   if [ "$OUTCOME" = allow ]; then echo "allow ($POSITION): running"; sh -c "$COMMAND"; else echo "$OUTCOME ($POSITION): refused, $(jq -r .entry.envelope.statement.body.code "$WORK/receipt.json"): not run"; fi
 else
-  CODE=$(jq -r .code <<< "$VERDICT")
-  REFUSAL=$(jq -cn --arg p "$PRINCIPAL" --arg h "$HASH" --arg c "$CODE" --arg d "$(jq -r .message <<< "$VERDICT" | tr -cd '[:print:]')" --arg e "$(jq -cS . "$WORK/receipt.json" | tr -d '\n' | sha256sum | cut -c1-64)" \
-    '{agentId: $p, proposal: $h, code: $c, refusal: "REFUSED: \($c): the executor refused the decision: \($d)", claimed: null, evidence: $e}')
-  sign execution.refused "$REFUSAL" | curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H 'content-type: application/json' --data-binary @- "$API/v1/statements" > /dev/null
-  echo "refused by the executor: $CODE" >&2; exit 1
+  refuse "$(jq -r .code <<< "$VERDICT")" "$(jq -r .message <<< "$VERDICT")" "$WORK/receipt.json"
 fi

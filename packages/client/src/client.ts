@@ -3,7 +3,7 @@ import { apiError, readJson, transportError } from './errors.js';
 import { ToolRefusedError, type RefusalRecord } from './refused.js';
 import { verifyReceipt, type Receipt, type ReceiptDecision, type ReceiptVerdict } from './receipt.js';
 import { fetchTrust, ledgerSettings, pinTrust, type Trust } from './trust.js';
-import { installationOf, signedFetch } from './read-auth.js';
+import { fetchInstallation, installationOf, signedFetch } from './read-auth.js';
 import {
   EntrySchema,
   canonicalJson,
@@ -361,7 +361,15 @@ export class LedgerClient {
     const trust = this.#trust;
     if (trust === undefined) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, 'decide() verifies receipts: the client needs a pinned trust document (loadTrust / fetchTrust)');
     const proposalHash = 'proposalHash' in proposal ? proposal.proposalHash : (await this.propose(proposal)).statementHash;
-    const { receipt, refusal } = await this.fetchDecisionReceipt(proposalHash, options.timeoutMs ?? 60_000);
+    let fetched: Awaited<ReturnType<LedgerClient['fetchDecisionReceipt']>>;
+    try {
+      fetched = await this.fetchDecisionReceipt(proposalHash, options.timeoutMs ?? 60_000);
+    } catch (err) {
+      // Reads are signed for the pinned installation: an API of another one refuses them. Said so, and refused as such.
+      if (err instanceof OperationalError && err.code === OperationalCode.UNAUTHENTICATED) await this.#refuseForeignApi(trust, proposalHash, options);
+      throw err;
+    }
+    const { receipt, refusal } = fetched;
     const check = (pinned: Trust): ReceiptVerdict => verifyReceipt(receipt, pinned, { proposalHash, agentId: this.principal, ed25519: this.#ed25519, ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }) });
     let verdict = check(trust);
     const claimedIndex = (receipt as { entry?: { authorityIndex?: unknown } } | null)?.entry?.authorityIndex;
@@ -380,6 +388,28 @@ export class LedgerClient {
   }
 
   /**
+   * After a read was refused as unauthenticated: when the API serves another
+   * installation than the pinned trust's (`GET /v1/installation`), the
+   * decision can never verify here. Recorded on the log (`execution.refused`,
+   * INTEGRITY_FAILURE) and thrown as a {@link ToolRefusedError}; otherwise
+   * returns, and the caller's own error stands.
+   */
+  async #refuseForeignApi(trust: Trust, proposalHash: string, options: DecideOptions): Promise<void> {
+    let served: string;
+    try {
+      served = await fetchInstallation(this.#options.baseUrl, { fetch: this.#plainFetch, ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }) });
+    } catch {
+      return;
+    }
+    const pinned = installationOf(trust.genesis);
+    if (served === pinned) return;
+    const detail = `the API at ${this.#options.baseUrl} serves installation ${served.slice(0, 16)}, not the pinned trust's ${pinned.slice(0, 16)}`;
+    // The status of the refusal just recorded is read as that API asks: a read of this agent's own statement, useless anywhere else.
+    const recorded = options.record === false ? null : await this.recordRefusal(proposalHash, ReasonCode.INTEGRITY_FAILURE, detail, null, { audience: served });
+    throw new ToolRefusedError({ code: ReasonCode.INTEGRITY_FAILURE, detail, proposal: proposalHash, by: 'executor', position: null, record: recorded });
+  }
+
+  /**
    * The refusal text the gate signed beside a verified block or deny (its
    * `refusal.recorded` follows the decision in the partition): read from the
    * entries after the decision, and used only when it is signed by the key
@@ -391,9 +421,11 @@ export class LedgerClient {
     for (let index = decision.index + 1; index <= decision.index + 4; index++) {
       let body: unknown;
       try {
-        const answer = await this.#request(`/v1/receipts/${decision.partition}/${index}?waitMs=2000`, 'GET /v1/receipts', {}, 2000);
-        // Another agent's entry in between is not this agent's to read (403): look further.
-        if (answer.status === 403) continue;
+        // The first entry after the decision may still wait for its checkpoint; the decision's own covers most.
+        const waitMs = index === decision.index + 1 ? 2000 : 500;
+        const answer = await this.#request(`/v1/receipts/${decision.partition}/${index}?waitMs=${waitMs}`, 'GET /v1/receipts', {}, waitMs);
+        // Another agent's entry in between is not this agent's to read (answered as NOT_FOUND, at once): look further.
+        if (answer.status === 404) continue;
         if (answer.status !== 200) return null;
         body = answer.body;
       } catch {
@@ -422,9 +454,10 @@ export class LedgerClient {
    * (an `execution.refused` statement signed by the agent, SPEC.md section
    * 10.2) and waits briefly for its position. Never throws: a refusal that
    * cannot be recorded is still a refusal (the record is then null, or has
-   * no position).
+   * no position). `options.audience` signs the status read for another
+   * installation than the pinned one.
    */
-  async recordRefusal(proposalHash: string, code: ReasonCode, detail: string, evidence: unknown): Promise<RefusalRecord | null> {
+  async recordRefusal(proposalHash: string, code: ReasonCode, detail: string, evidence: unknown, options: { readonly audience?: string } = {}): Promise<RefusalRecord | null> {
     try {
       const claimedEntry = (evidence as { entry?: { partition?: unknown; index?: unknown; hash?: unknown } } | null)?.entry;
       const claimed = claimedEntry !== undefined && Number.isSafeInteger(claimedEntry.partition) && Number.isSafeInteger(claimedEntry.index) && (claimedEntry.partition as number) >= 0 && (claimedEntry.index as number) >= 0 && typeof claimedEntry.hash === 'string' && /^[0-9a-f]{64}$/.test(claimedEntry.hash)
@@ -445,7 +478,8 @@ export class LedgerClient {
         evidence: evidenceHash,
       });
       const submitted = await this.submit(envelope);
-      const outcome = await awaitStatement(this.#options.baseUrl, submitted.id, 10_000, { fetch: this.#fetch }).catch(() => null);
+      const read = options.audience === undefined ? this.#fetch : signedFetch(this.#options.signer, { fetch: this.#plainFetch, ed25519: this.#ed25519, audience: options.audience });
+      const outcome = await awaitStatement(this.#options.baseUrl, submitted.id, 10_000, { fetch: read }).catch(() => null);
       return { id: submitted.id, statementHash: submitted.statementHash, position: outcome?.status === 'admitted' ? { partition: outcome.partition, index: outcome.index } : null };
     } catch {
       return null;

@@ -199,7 +199,7 @@ export function openApiDocument(): Record<string, unknown> {
           tags: ['log'],
           summary: 'Entry, inclusion proof and covering checkpoint',
           parameters: [wholeParam('partition', 'path', 'ledger partition'), wholeParam('index', 'path', 'entry index in the partition'), wholeParam('waitMs', 'query', 'milliseconds to wait for the covering checkpoint (at most 30000); 0 answers at once', { maximum: 30000 })],
-          responses: { '200': json('Receipt (SPEC.md section 10)', 'Receipt'), ...common, '404': error("NOT_FOUND: not checkpointed yet, or not about the reader (one answer for both, after the same wait)") },
+          responses: { '200': json('Receipt (SPEC.md section 10)', 'Receipt'), ...common, '404': error("NOT_FOUND: not checkpointed yet, or not about the reader (one body for both)") },
         },
       },
       '/v1/consistency': {
