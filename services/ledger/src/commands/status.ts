@@ -1,7 +1,7 @@
-import { installationOf } from '@agent-ledger/client';
 import { Exit } from '../cli-error.js';
 import { LedgerHome, apiCaFile } from '../home.js';
 import { readFetch } from '../api-fetch.js';
+import { installationOf } from '@agent-ledger/client';
 import { resolveSigner } from './admin.js';
 import type { Signer } from '@agent-ledger/core';
 import { probeApi, probeBroker, probePostgres } from './doctor.js';
