@@ -30,21 +30,39 @@ sign() {
   jq -c --arg k "$KEY_ID" --arg s "$sig" '{statement: ., signatures: [{keyId: $k, sig: $s}]}' "$WORK/statement.json"
 }
 
+# The installation the reads are for (aud): the statement hash of the genesis in the pinned trust
+# document (`curl -s $API/v1/installation | jq -r .installation` when nothing is pinned).
+AUD=$(jq -cS .genesis.statement "$HOME_DIR/trust.json" | tr -d '\n' | sha256sum | cut -c1-64)
+
 # get PATH: a signed read (docs/http.md, "Signed reads"). The key signs
-# "agent-ledger/read/v1\nGET\nPATH\nTIMESTAMP_MS\nNONCE\n" (no body); the API answers
+# "agent-ledger/read/v2\nGET\nAUD\nPATH\nTIMESTAMP_MS\nNONCE\n" (no body); the API answers
 # an agent only about its own proposals, decisions and receipts.
 get() {
   local ts nonce sig
   ts=$(date +%s%3N); nonce=$(openssl rand -hex 16)
-  printf 'agent-ledger/read/v1\nGET\n%s\n%s\n%s\n' "$1" "$ts" "$nonce" > "$WORK/read.bin"
+  printf 'agent-ledger/read/v2\nGET\n%s\n%s\n%s\n%s\n' "$AUD" "$1" "$ts" "$nonce" > "$WORK/read.bin"
   sig=$(openssl pkeyutl -sign -rawin -inkey "$WORK/key.pem" -in "$WORK/read.bin" | base64 -w0)
-  curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H "authorization: Ledger-Ed25519 keyId=$KEY_ID,ts=$ts,nonce=$nonce,sig=$sig" "$API$1"
+  curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H "authorization: Ledger-Ed25519 keyId=$KEY_ID,aud=$AUD,ts=$ts,nonce=$nonce,sig=$sig" "$API$1"
 }
 
 BODY=$(jq -cn --arg p "$PRINCIPAL" --arg c "$COMMAND" '{agentId: $p, tool: "shell", actionType: "shell.exec", targetResource: "host/build-01",
   recipient: "none", scope: "workspace", args: {command: $c}, query: "run a command", labels: [], channel: "api", context: {}}')
 HASH=$(sign proposal.submitted "$BODY" | curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H 'content-type: application/json' --data-binary @- "$API/v1/statements" | jq -r .statementHash)
 [ "$HASH" = "$(tr -d '\n' < "$WORK/statement.json" | sha256sum | cut -c1-64)" ] || { echo "the API acknowledged another statement" >&2; exit 2; }
+
+# refuse CODE DETAIL [EVIDENCE_FILE]: the executor's refusal, signed by this agent and recorded on the log; nothing runs.
+refuse() {
+  local evidence=null
+  [ -n "${3:-}" ] && evidence=$(jq -cS . "$3" | tr -d '\n' | sha256sum | cut -c1-64 | jq -R .)
+  REFUSAL=$(jq -cn --arg p "$PRINCIPAL" --arg h "$HASH" --arg c "$1" --arg d "$(tr -cd '[:print:]' <<< "$2")" --argjson e "$evidence" \
+    '{agentId: $p, proposal: $h, code: $c, refusal: "REFUSED: \($c): the executor refused the decision: \($d)", claimed: null, evidence: $e}')
+  sign execution.refused "$REFUSAL" | curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H 'content-type: application/json' --data-binary @- "$API/v1/statements" > /dev/null
+  echo "refused by the executor: $1" >&2; exit 1
+}
+
+# Reads are signed for the pinned installation: an API of another one could never answer them with a decision that verifies.
+SERVED=$(curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} "$API/v1/installation" | jq -r .installation)
+[ "$SERVED" = "$AUD" ] || refuse INTEGRITY_FAILURE "the API is of another log: it serves installation ${SERVED:0:16}, the pinned trust is of ${AUD:0:16}"
 
 # The final decision (long-poll), then its receipt (waits for the covering checkpoint).
 for try in 1 2 3 4; do  # up to 100 s; then nothing runs
@@ -58,9 +76,5 @@ if VERDICT=$($LEDGER verify-receipt "$WORK/receipt.json" --trust "$HOME_DIR/trus
   OUTCOME=$(jq -r .entry.envelope.statement.body.outcome "$WORK/receipt.json")
   if [ "$OUTCOME" = allow ]; then echo "allow ($POSITION): running"; sh -c "$COMMAND"; else echo "$OUTCOME ($POSITION): refused, $(jq -r .entry.envelope.statement.body.code "$WORK/receipt.json"): not run"; fi
 else
-  CODE=$(jq -r .code <<< "$VERDICT")
-  REFUSAL=$(jq -cn --arg p "$PRINCIPAL" --arg h "$HASH" --arg c "$CODE" --arg d "$(jq -r .message <<< "$VERDICT" | tr -cd '[:print:]')" --arg e "$(jq -cS . "$WORK/receipt.json" | tr -d '\n' | sha256sum | cut -c1-64)" \
-    '{agentId: $p, proposal: $h, code: $c, refusal: "REFUSED: \($c): the executor refused the decision: \($d)", claimed: null, evidence: $e}')
-  sign execution.refused "$REFUSAL" | curl -sf ${LEDGER_API_CA:+--cacert "$LEDGER_API_CA"} -H 'content-type: application/json' --data-binary @- "$API/v1/statements" > /dev/null
-  echo "refused by the executor: $CODE" >&2; exit 1
+  refuse "$(jq -r .code <<< "$VERDICT")" "$(jq -r .message <<< "$VERDICT")" "$WORK/receipt.json"
 fi

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { createStatement, eventPartitionOf, nodeEd25519, signStatement, type Envelope, type Signer } from '@agent-ledger/core';
-import { signRead } from '@agent-ledger/client';
+import { installationOf, signRead } from '@agent-ledger/client';
 import { createKafkaBus, type LogBus } from '@agent-ledger/kafka';
 import { topicNames, type LedgerHome, type RunningLedger } from '@agent-ledger/ledger';
 import { eventually, freshHome, proposal, start } from './live.js';
@@ -25,12 +25,14 @@ interface Answer {
 
 /** The key raw GETs are signed with (an admin's: the edge is tested behind authentication; read-auth.local.test.ts tests it). */
 let reader: Signer | undefined;
+/** The installation those reads are signed for. */
+let audience = '';
 
 /** One raw HTTP request (any Host, any header, any path bytes); a GET is signed by {@link reader}. */
 function raw(base: string, path: string, options: { method?: string; host?: string; headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<Answer> {
   const url = new URL(base);
   const method = options.method ?? 'GET';
-  const signed: Record<string, string> = method === 'GET' && reader !== undefined ? { authorization: signRead(reader, method, path) } : {};
+  const signed: Record<string, string> = method === 'GET' && reader !== undefined ? { authorization: signRead(reader, method, path, { audience }) } : {};
   return new Promise((resolve, reject) => {
     const req = request(
       { host: url.hostname, port: url.port, method, path, headers: { host: options.host ?? url.host, ...signed, ...(options.headers ?? {}) } },
@@ -74,6 +76,7 @@ describe('the HTTP edge', () => {
     running = await start(home, ['api', 'sequencer', 'gate', 'projector', 'siem']);
     base = running.apiUrl as string;
     reader = home.key('admin-alice');
+    audience = installationOf(home.genesis());
     bus = createKafkaBus({ brokers: home.config.kafkaBrokers, clientId: 'edge-check' });
   });
   after(async () => {
@@ -141,7 +144,7 @@ describe('the HTTP edge', () => {
     }
     // HTTP/1.0 without a Host header at all.
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => socket.end(`GET /v1/pending HTTP/1.0\r\nauthorization: ${signRead(reader as Signer, 'GET', '/v1/pending')}\r\n\r\n`));
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end(`GET /v1/pending HTTP/1.0\r\nauthorization: ${signRead(reader as Signer, 'GET', '/v1/pending', { audience })}\r\n\r\n`));
       const chunks: Buffer[] = [];
       socket.on('data', (c: Buffer) => chunks.push(c));
       socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));

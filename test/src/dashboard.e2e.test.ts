@@ -7,7 +7,7 @@ import type { LedgerHome, RunningLedger } from '@agent-ledger/ledger';
 import { repoRoot } from './fixtures.js';
 import { seriousViolations } from './axe.js';
 import { clientFor, eventually, freshHome, getJson, proposal, start } from './live.js';
-import { signRead, signedFetch } from '@agent-ledger/client';
+import { installationOf, signRead, signedFetch } from '@agent-ledger/client';
 
 // The operator's pages in headless Chromium on a live installation: the
 // landing page at / and the dashboard's pictures, whose drawn values are read
@@ -68,7 +68,7 @@ describe('operator dashboard', () => {
     // The dashboard is an admin's read: unsigned it is 401; each request the page makes to it is signed here,
     // as a signing proxy in front of an operator's browser would.
     assert.equal((await fetch(`${running.apiUrl}/dashboard`)).status, 401);
-    await page.route(`${running.apiUrl}/dashboard`, (route) => route.continue({ headers: { ...route.request().headers(), authorization: signRead(home.key('admin-alice'), 'GET', '/dashboard') } }));
+    await page.route(`${running.apiUrl}/dashboard`, (route) => route.continue({ headers: { ...route.request().headers(), authorization: signRead(home.key('admin-alice'), 'GET', '/dashboard', { audience: installationOf(home.genesis()) }) } }));
     // The SIEM exporter has exported the refusal: /metrics says it has nothing left on any partition.
     const metricsFetch = signedFetch(home.key('admin-alice'));
     await eventually(async () => {

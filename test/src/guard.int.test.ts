@@ -166,7 +166,7 @@ describe('examples/curl-agent.sh (plain HTTP, docs/http.md)', () => {
     assert.match(stdout, /^allow \(\d+\/\d+\): running\nguarded-shell-ran\n$/);
   });
 
-  test('with a pinned trust that lacks the gate key, it refuses, records execution.refused signed with openssl, and runs nothing', { timeout: 120_000 }, async (t) => {
+  test("with another installation's trust pinned, it refuses, records execution.refused signed with openssl, and runs nothing", { timeout: 120_000 }, async (t) => {
     const tools = await new Promise<boolean>((resolve) => execFile('bash', ['-c', 'command -v jq && command -v openssl && command -v xxd && command -v curl'], (err) => resolve(err === null)));
     if (!tools) return t.skip('jq, openssl, xxd or curl is not installed');
     const other = initHome(mkdtempSync(join(tmpdir(), 'curl-other-')), { origin: home.trustRoot.origin, eventPartitions: 2, topicPrefix: 'unused', pgUrl: 'postgres://unused', apiPort: 0 });
@@ -181,7 +181,8 @@ describe('examples/curl-agent.sh (plain HTTP, docs/http.md)', () => {
     const refused = await eventually(async () => {
       const out = join(home.dir, 'curl.ndjson');
       await exportCommand({ out, home: home.dir });
-      return readFileSync(out, 'utf8').split('\n').find((l) => l.includes('"execution.refused"') && l.includes('the executor refused the decision: the receipt is of another log'));
+      // Its reads are signed for the pinned installation: it sees that this API serves another one before it reads.
+      return readFileSync(out, 'utf8').split('\n').find((l) => l.includes('"execution.refused"') && l.includes('the executor refused the decision: the API is of another log'));
     }, 30_000, 'the recorded refusal');
     assert.ok(refused);
   });

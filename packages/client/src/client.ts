@@ -3,7 +3,7 @@ import { apiError, readJson, transportError } from './errors.js';
 import { ToolRefusedError, type RefusalRecord } from './refused.js';
 import { verifyReceipt, type Receipt, type ReceiptDecision, type ReceiptVerdict } from './receipt.js';
 import { fetchTrust, ledgerSettings, pinTrust, type Trust } from './trust.js';
-import { signedFetch } from './read-auth.js';
+import { fetchInstallation, installationOf, signedFetch } from './read-auth.js';
 import {
   EntrySchema,
   canonicalJson,
@@ -156,11 +156,13 @@ export interface ReadOptions {
   readonly requestTimeoutMs?: number;
   /** The principal's key that signs the read. */
   readonly signer?: Signer;
+  /** The installation the read is signed for ({@link installationOf} of the pinned genesis); absent: asked of the API once. */
+  readonly audience?: string;
 }
 
 function readFetch(options: ReadOptions): typeof fetch {
   const inner = options.fetch ?? fetch;
-  return options.signer === undefined ? inner : signedFetch(options.signer, { fetch: inner });
+  return options.signer === undefined ? inner : signedFetch(options.signer, { fetch: inner, ...(options.audience === undefined ? {} : { audience: options.audience }) });
 }
 
 /** `GET /v1/statements/:id` once, signed by `options.signer` (the answer is untrusted: checked field by field). */
@@ -185,8 +187,10 @@ export async function statementOutcome(baseUrl: string, id: string, options: Rea
  */
 export async function awaitStatement(baseUrl: string, id: string, timeoutMs = 30_000, options: ReadOptions & { readonly pollMs?: number } = {}): Promise<Exclude<StatementOutcome, { status: 'pending' }>> {
   const deadline = Date.now() + timeoutMs;
+  // One signing fetch for every poll (its audience, when asked of the API, is asked once).
+  const once: ReadOptions = { fetch: readFetch(options), ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }) };
   for (;;) {
-    const outcome = await statementOutcome(baseUrl, id, options);
+    const outcome = await statementOutcome(baseUrl, id, once);
     if (outcome.status !== 'pending') return outcome;
     if (Date.now() >= deadline) throw new OperationalError(OperationalCode.CLIENT_TIMEOUT, `statement ${id} still pending after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 100));
@@ -205,7 +209,10 @@ export async function awaitStatement(baseUrl: string, id: string, timeoutMs = 30
  */
 export class LedgerClient {
   readonly #options: ClientOptions;
+  /** Signs every request (reads). */
   readonly #fetch: typeof fetch;
+  /** Signs nothing: statement submission (each statement carries its own signature) and the trust document are public. */
+  readonly #plainFetch: typeof fetch;
   readonly #ed25519: Ed25519Backend;
 
   #deciderKeys: readonly string[];
@@ -214,8 +221,10 @@ export class LedgerClient {
   constructor(options: ClientOptions) {
     this.#options = options;
     this.#ed25519 = options.ed25519 ?? nodeEd25519;
-    // Every request is signed by the client's own key: the API answers reads only to a registered principal, within its role.
-    this.#fetch = signedFetch(options.signer, { fetch: options.fetch ?? fetch, ed25519: this.#ed25519 });
+    this.#plainFetch = options.fetch ?? fetch;
+    // Every read is signed by the client's own key: the API answers reads only to a registered principal, within its role.
+    // Signed for the pinned installation when there is a trust document (else the API's own id, asked once).
+    this.#fetch = signedFetch(options.signer, { fetch: options.fetch ?? fetch, ed25519: this.#ed25519, ...(options.trust === undefined ? {} : { audience: installationOf(options.trust.genesis) }) });
     this.#trust = options.trust;
     this.#deciderKeys = options.deciderKeys ?? (options.trust === undefined ? [] : deciderKeysOf(options.trust));
   }
@@ -238,7 +247,7 @@ export class LedgerClient {
    */
   async refreshTrust(): Promise<Trust> {
     const pinned = this.#trust;
-    const next = await fetchTrust(this.#options.baseUrl, { fetch: this.#fetch, ed25519: this.#ed25519, ...(pinned === undefined ? {} : { pinned }), ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }) });
+    const next = await fetchTrust(this.#options.baseUrl, { fetch: this.#plainFetch, ed25519: this.#ed25519, ...(pinned === undefined ? {} : { pinned }), ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }) });
     this.#trust = next;
     if (this.#options.deciderKeys === undefined) this.#deciderKeys = deciderKeysOf(next);
     if (this.#options.trustFile !== undefined) pinTrust(this.#options.trustFile, next);
@@ -262,7 +271,7 @@ export class LedgerClient {
    * @throws LedgerError with the refusal's code; OperationalError when the API cannot be reached or fails.
    */
   submit(envelope: Envelope): Promise<Submitted> {
-    return submitEnvelope(this.#options.baseUrl, envelope, { fetch: this.#fetch, requestTimeoutMs: this.#options.requestTimeoutMs ?? 30_000 });
+    return submitEnvelope(this.#options.baseUrl, envelope, { fetch: this.#plainFetch, requestTimeoutMs: this.#options.requestTimeoutMs ?? 30_000 });
   }
 
   /** Signs and submits a proposal; returns its hash (what the decision must name). */
@@ -352,7 +361,15 @@ export class LedgerClient {
     const trust = this.#trust;
     if (trust === undefined) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, 'decide() verifies receipts: the client needs a pinned trust document (loadTrust / fetchTrust)');
     const proposalHash = 'proposalHash' in proposal ? proposal.proposalHash : (await this.propose(proposal)).statementHash;
-    const { receipt, refusal } = await this.fetchDecisionReceipt(proposalHash, options.timeoutMs ?? 60_000);
+    let fetched: Awaited<ReturnType<LedgerClient['fetchDecisionReceipt']>>;
+    try {
+      fetched = await this.fetchDecisionReceipt(proposalHash, options.timeoutMs ?? 60_000);
+    } catch (err) {
+      // Reads are signed for the pinned installation: an API of another one refuses them. Said so, and refused as such.
+      if (err instanceof OperationalError && err.code === OperationalCode.UNAUTHENTICATED) await this.#refuseForeignApi(trust, proposalHash, options);
+      throw err;
+    }
+    const { receipt, refusal } = fetched;
     const check = (pinned: Trust): ReceiptVerdict => verifyReceipt(receipt, pinned, { proposalHash, agentId: this.principal, ed25519: this.#ed25519, ...(options.maxAgeMs === undefined ? {} : { maxAgeMs: options.maxAgeMs }) });
     let verdict = check(trust);
     const claimedIndex = (receipt as { entry?: { authorityIndex?: unknown } } | null)?.entry?.authorityIndex;
@@ -371,6 +388,28 @@ export class LedgerClient {
   }
 
   /**
+   * After a read was refused as unauthenticated: when the API serves another
+   * installation than the pinned trust's (`GET /v1/installation`), the
+   * decision can never verify here. Recorded on the log (`execution.refused`,
+   * INTEGRITY_FAILURE) and thrown as a {@link ToolRefusedError}; otherwise
+   * returns, and the caller's own error stands.
+   */
+  async #refuseForeignApi(trust: Trust, proposalHash: string, options: DecideOptions): Promise<void> {
+    let served: string;
+    try {
+      served = await fetchInstallation(this.#options.baseUrl, { fetch: this.#plainFetch, ...(this.#options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.#options.requestTimeoutMs }) });
+    } catch {
+      return;
+    }
+    const pinned = installationOf(trust.genesis);
+    if (served === pinned) return;
+    const detail = `the API at ${this.#options.baseUrl} serves installation ${served.slice(0, 16)}, not the pinned trust's ${pinned.slice(0, 16)}`;
+    // The status of the refusal just recorded is read as that API asks: a read of this agent's own statement, useless anywhere else.
+    const recorded = options.record === false ? null : await this.recordRefusal(proposalHash, ReasonCode.INTEGRITY_FAILURE, detail, null, { audience: served });
+    throw new ToolRefusedError({ code: ReasonCode.INTEGRITY_FAILURE, detail, proposal: proposalHash, by: 'executor', position: null, record: recorded });
+  }
+
+  /**
    * The refusal text the gate signed beside a verified block or deny (its
    * `refusal.recorded` follows the decision in the partition): read from the
    * entries after the decision, and used only when it is signed by the key
@@ -382,9 +421,11 @@ export class LedgerClient {
     for (let index = decision.index + 1; index <= decision.index + 4; index++) {
       let body: unknown;
       try {
-        const answer = await this.#request(`/v1/receipts/${decision.partition}/${index}?waitMs=2000`, 'GET /v1/receipts', {}, 2000);
-        // Another agent's entry in between is not this agent's to read (403): look further.
-        if (answer.status === 403) continue;
+        // The first entry after the decision may still wait for its checkpoint; the decision's own covers most.
+        const waitMs = index === decision.index + 1 ? 2000 : 500;
+        const answer = await this.#request(`/v1/receipts/${decision.partition}/${index}?waitMs=${waitMs}`, 'GET /v1/receipts', {}, waitMs);
+        // Another agent's entry in between is not this agent's to read (answered as NOT_FOUND, at once): look further.
+        if (answer.status === 404) continue;
         if (answer.status !== 200) return null;
         body = answer.body;
       } catch {
@@ -413,9 +454,10 @@ export class LedgerClient {
    * (an `execution.refused` statement signed by the agent, SPEC.md section
    * 10.2) and waits briefly for its position. Never throws: a refusal that
    * cannot be recorded is still a refusal (the record is then null, or has
-   * no position).
+   * no position). `options.audience` signs the status read for another
+   * installation than the pinned one.
    */
-  async recordRefusal(proposalHash: string, code: ReasonCode, detail: string, evidence: unknown): Promise<RefusalRecord | null> {
+  async recordRefusal(proposalHash: string, code: ReasonCode, detail: string, evidence: unknown, options: { readonly audience?: string } = {}): Promise<RefusalRecord | null> {
     try {
       const claimedEntry = (evidence as { entry?: { partition?: unknown; index?: unknown; hash?: unknown } } | null)?.entry;
       const claimed = claimedEntry !== undefined && Number.isSafeInteger(claimedEntry.partition) && Number.isSafeInteger(claimedEntry.index) && (claimedEntry.partition as number) >= 0 && (claimedEntry.index as number) >= 0 && typeof claimedEntry.hash === 'string' && /^[0-9a-f]{64}$/.test(claimedEntry.hash)
@@ -436,7 +478,8 @@ export class LedgerClient {
         evidence: evidenceHash,
       });
       const submitted = await this.submit(envelope);
-      const outcome = await awaitStatement(this.#options.baseUrl, submitted.id, 10_000, { fetch: this.#fetch }).catch(() => null);
+      const read = options.audience === undefined ? this.#fetch : signedFetch(this.#options.signer, { fetch: this.#plainFetch, ed25519: this.#ed25519, audience: options.audience });
+      const outcome = await awaitStatement(this.#options.baseUrl, submitted.id, 10_000, { fetch: read }).catch(() => null);
       return { id: submitted.id, statementHash: submitted.statementHash, position: outcome?.status === 'admitted' ? { partition: outcome.partition, index: outcome.index } : null };
     } catch {
       return null;

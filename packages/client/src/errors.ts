@@ -27,8 +27,13 @@ export function apiError(status: number, body: unknown, what: string): LedgerErr
   return new OperationalError(status === 404 ? OperationalCode.NOT_FOUND : OperationalCode.BAD_ARGUMENT, message, { retryable: false });
 }
 
-/** A request that never got an answer: UNAVAILABLE, or CLIENT_TIMEOUT when the caller's own wait ran out. */
-export function transportError(err: unknown, what: string): OperationalError {
+/**
+ * A request that never got an answer: UNAVAILABLE, or CLIENT_TIMEOUT when the
+ * caller's own wait ran out. An error that is already typed (a signing fetch
+ * that could not learn the installation's id, say) keeps its code.
+ */
+export function transportError(err: unknown, what: string): OperationalError | LedgerError {
+  if (err instanceof OperationalError || err instanceof LedgerError) return err;
   const name = (err as { name?: unknown } | null)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') {
     return new OperationalError(OperationalCode.CLIENT_TIMEOUT, `${what}: no answer before the client's own wait ran out`, { cause: err });

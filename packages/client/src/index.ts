@@ -1,7 +1,7 @@
 export { LedgerClient, awaitStatement, deciderKeysOf, statementOutcome, submitEnvelope } from './client.js';
 export type { ReadOptions } from './client.js';
-export { READ_AUTH_SCHEME, parseReadAuthorization, readBodyHash, readSigningMessage, signRead, signedFetch } from './read-auth.js';
-export type { ReadAuthorization } from './read-auth.js';
+export { READ_AUTH_CONTEXT, READ_AUTH_SCHEME, fetchInstallation, installationOf, parseReadAuthorization, readBodyHash, readSigningMessage, signRead, signedFetch } from './read-auth.js';
+export type { ReadAuthorization, ReadRequest } from './read-auth.js';
 export type { CheckedDecision, ClientOptions, DecideOptions, ProposalInput, StatementOutcome, VerifiedDecision, Submitted } from './client.js';
 export { apiError, transportError } from './errors.js';
 export { loadKey, deciderKeysFromGenesis } from './key-file.js';

@@ -245,6 +245,7 @@ export function entrySeenRow(linked: LinkedEntry): EntrySeenRow {
     sequencedAt: entry.sequencedAt,
     authorityIndex: entry.authorityIndex,
     statementId: entry.envelope.statement.id,
+    author: entry.envelope.statement.author.principal,
   };
 }
 

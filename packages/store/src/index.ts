@@ -32,6 +32,8 @@ export type {
   RefusalCountRow,
   RefusalRow,
 } from './rows.js';
+export { claimReadNonce, expireReadNonces } from './read-nonces.js';
+export type { ReadNonceClaim } from './read-nonces.js';
 export { hasNotifications } from './sql.js';
 export type { SqlClient, SqlNotifications, SqlPool, SqlQueryConfig, SqlQueryable, SqlResult } from './sql.js';
 export { openPglitePool } from './pglite.js';

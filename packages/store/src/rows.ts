@@ -17,6 +17,8 @@ export interface EntrySeenRow {
   readonly authorityIndex: number;
   /** The statement's id (null on rows applied before migration 005). */
   readonly statementId: string | null;
+  /** The statement's author principal (null on rows applied before migration 007). */
+  readonly author: string | null;
 }
 
 /** `keys`: the key registry. */
@@ -265,6 +267,7 @@ export const ENTRIES_SEEN: TableSpec<EntrySeenRow> = {
     column('sequenced_at', 'timestamptz', (r) => r.sequencedAt),
     column('authority_index', 'bigint', (r) => r.authorityIndex),
     column('statement_id', 'text', (r) => r.statementId),
+    column('author', 'text', (r) => r.author),
   ],
   read: (s) => ({
     partition: num(s['partition']),
@@ -275,6 +278,7 @@ export const ENTRIES_SEEN: TableSpec<EntrySeenRow> = {
     sequencedAt: iso(s['sequenced_at']),
     authorityIndex: num(s['authority_index']),
     statementId: s['statement_id'] === null || s['statement_id'] === undefined ? null : str(s['statement_id']),
+    author: s['author'] === null || s['author'] === undefined ? null : str(s['author']),
   }),
 };
 

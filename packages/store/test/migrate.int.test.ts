@@ -46,6 +46,8 @@ test('migrations apply once, even from several processes starting at once', { ti
       [3, '003_grant_trail.sql'],
       [4, '004_grant_constraints.sql'],
       [5, '005_statement_ids.sql'],
+      [6, '006_read_nonces.sql'],
+      [7, '007_entry_authors.sql'],
     ],
   );
   await migrate(db.pool);
@@ -56,7 +58,7 @@ test('migrations apply once, even from several processes starting at once', { ti
   );
   assert.deepEqual(
     tables.rows.map((r) => r.table_name),
-    ['enforcement_records', 'entries_seen', 'grant_events', 'grant_policy', 'grants', 'keys', 'partition_heads', 'pending_approvals', 'projector_offsets', 'proposals', 'refusal_metrics', 'refusals', 'schema_migrations'],
+    ['enforcement_records', 'entries_seen', 'grant_events', 'grant_policy', 'grants', 'keys', 'partition_heads', 'pending_approvals', 'projector_offsets', 'proposals', 'read_nonces', 'refusal_metrics', 'refusals', 'schema_migrations'],
   );
 });
 

@@ -5,6 +5,8 @@ import { LedgerError } from '@agent-ledger/refusals';
 import {
   DECISION_CHANNEL,
   Projection,
+  claimReadNonce,
+  expireReadNonces,
   decisionFor,
   enforcementRecords,
   grantTrail,
@@ -173,6 +175,34 @@ export function runStoreContract(harness: StoreHarness): void {
       } finally {
         await unlisten();
       }
+    });
+
+    test('a signed read\'s (key, nonce) is claimed once: concurrent claims give exactly one true; expiry frees it; a reset leaves the nonces alone', async () => {
+      const keyId = 'ab'.repeat(32);
+      const otherKey = 'cd'.repeat(32);
+      const nonce = '0123456789abcdef'.repeat(2);
+      const now = 1_800_000_000_000;
+      assert.equal(await claimReadNonce(db.pool, { keyId, nonce, expiresAtMs: now + 60_000, nowMs: now }), true);
+      assert.equal(await claimReadNonce(db.pool, { keyId, nonce, expiresAtMs: now + 60_000, nowMs: now + 1 }), false, 'the same pair again');
+      assert.equal(await claimReadNonce(db.pool, { keyId: otherKey, nonce, expiresAtMs: now + 60_000, nowMs: now }), true, 'another key, same nonce');
+      // Many claims of one fresh pair at once, on several sessions: one wins.
+      const fresh = 'fe'.repeat(16);
+      const claims = await Promise.all(Array.from({ length: 16 }, () => claimReadNonce(db.pool, { keyId, nonce: fresh, expiresAtMs: now + 60_000, nowMs: now })));
+      assert.equal(claims.filter(Boolean).length, 1);
+      // The projection's reset is not the nonces' business.
+      await resetProjection(db.pool);
+      assert.equal(await claimReadNonce(db.pool, { keyId, nonce, expiresAtMs: now + 60_000, nowMs: now + 2 }), false, 'kept through a projection reset');
+      // An expired row not yet deleted is taken over; expiry deletes only what expired.
+      assert.equal(await claimReadNonce(db.pool, { keyId, nonce, expiresAtMs: now + 200_000, nowMs: now + 60_001 }), true, 'taken over after expiry');
+      assert.equal(await expireReadNonces(db.pool, now + 60_001), 2);
+      assert.equal(await count(db.pool, 'read_nonces'), 1);
+      assert.equal(await expireReadNonces(db.pool, now + 200_001), 1);
+      // Malformed claims are refused before any query.
+      const invalid = (err: unknown): boolean => err instanceof LedgerError && err.code === 'SCHEMA_INVALID';
+      await assert.rejects(claimReadNonce(db.pool, { keyId: 'AB'.repeat(32), nonce, expiresAtMs: now, nowMs: now }), invalid);
+      await assert.rejects(claimReadNonce(db.pool, { keyId, nonce: `${nonce}'`, expiresAtMs: now, nowMs: now }), invalid);
+      await assert.rejects(claimReadNonce(db.pool, { keyId, nonce, expiresAtMs: Number.NaN, nowMs: now }), invalid);
+      await assert.rejects(expireReadNonces(db.pool, -1), invalid);
     });
 
     test('concurrent folds of different partitions and reads interleave without mixing transactions', async () => {

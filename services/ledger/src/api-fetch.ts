@@ -33,8 +33,13 @@ export function apiFetch(caFile: string | undefined = process.env.LEDGER_API_CA 
   return found;
 }
 
-/** The API fetch that signs every request as `signer` (a signed read), or the plain one without a signer. */
-export function readFetch(signer: Signer | undefined, caFile?: string): typeof fetch {
+/**
+ * The API fetch that signs every request as `signer` (a signed read), or the
+ * plain one without a signer. `audience` is the installation the reads are
+ * for (`installationOf(home.genesis())`); without it the API's own id is
+ * asked once.
+ */
+export function readFetch(signer: Signer | undefined, caFile?: string, audience?: string): typeof fetch {
   const inner = apiFetch(caFile);
-  return signer === undefined ? inner : signedFetch(signer, { fetch: inner });
+  return signer === undefined ? inner : signedFetch(signer, { fetch: inner, ...(audience === undefined ? {} : { audience }) });
 }

@@ -35,6 +35,8 @@ export { HostAllowList } from './api/host-allow-list.js';
 export { RateLimiter, rateSettingsFrom } from './api/rate-limit.js';
 export type { RateSettings } from './api/rate-limit.js';
 export { StatementTracker } from './api/statement-status.js';
+export { READ_AUTH_SKEW_MS, READ_AUTH_WINDOW_MS, ReadAuthenticator } from './api/read-auth.js';
+export type { ReadAuthenticatorOptions, ReadKey, ReadNonceStore, Reader } from './api/read-auth.js';
 export { ChunkedTree } from './api/log-index.js';
 export type { StatementStatus } from './api/statement-status.js';
 export { openApiDocument } from './api/openapi.js';
@@ -47,6 +49,7 @@ export {
   ErrorBodySchema,
   GrantListSchema,
   HealthSchema,
+  InstallationSchema,
   PendingListSchema,
   ProposalDetailSchema,
   ReadySchema,

@@ -9,6 +9,7 @@ import { createPool, ensureDatabase, isPostgresUnavailable, migrate, type SqlPoo
 import { AuthorityHistory } from '@agent-ledger/rulebook';
 import { AuthorityFollower } from './authority-follower.js';
 import { buildApi, DEFAULT_RATE_LIMIT, DEFAULT_REFUSAL_RECORD_LIMIT } from './api/server.js';
+import { installationOf } from '@agent-ledger/client';
 import { rateSettingsFrom, type RateSettings } from './api/rate-limit.js';
 import { DependencyWatch, retrying } from './dependency-watch.js';
 import { LogIndex } from './api/log-index.js';
@@ -416,6 +417,7 @@ export async function serve(
       eventPartitions: config.eventPartitions,
       origin: config.origin,
       rootKeys: home.trustRoot.rootKeys,
+      installation: installationOf(home.genesis()),
       topics,
       registry,
       health: async () => {

@@ -7,7 +7,7 @@ import type { SqlPool } from '@agent-ledger/store';
 import type { LogIndex } from './log-index.js';
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { badArgument, errorBody, notFound } from './errors.js';
-import { forbidden, holdsRole, type Reader } from './read-auth.js';
+import { forbidden, hiddenOrMissing, holdsRole, type Reader } from './read-auth.js';
 
 /** What the approval routes need from the API process. */
 export interface ApprovalRouteDeps {
@@ -15,8 +15,8 @@ export interface ApprovalRouteDeps {
   readonly logIndex: LogIndex;
   /** The authenticated reader of a request. */
   readonly readerOf: (req: FastifyRequest) => Reader;
-  /** FORBIDDEN unless the reader may read about the proposal (its agent, an approver asked about it, an admin). */
-  readonly checkProposalReader: (reader: Reader, proposal: string, agentId: string) => Promise<void>;
+  /** True when the reader may read about the proposal (its agent, an approver whose queue holds it or who answered it, an admin). */
+  readonly mayReadProposal: (reader: Reader, proposal: string, agentId: string | undefined) => Promise<boolean>;
 }
 
 /**
@@ -125,10 +125,11 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRoute
       [proposalHash],
     );
     const row = found.rows[0] as Record<string, unknown> | undefined;
-    if (row === undefined) {
-      return reply.code(404).send(errorBody(notFound('no such proposal on the log', true)));
+    // Asked whether or not the proposal exists (the same work either way); one answer for unknown and not the reader's.
+    const readable = await deps.mayReadProposal(deps.readerOf(req), proposalHash, row === undefined ? undefined : String(row['agent_id']));
+    if (row === undefined || !readable) {
+      return reply.code(404).send(errorBody(hiddenOrMissing('no such proposal on the log for this reader', true)));
     }
-    await deps.checkProposalReader(deps.readerOf(req), proposalHash, String(row['agent_id']));
     const proposal: ProposalLocation = {
       partition: Number(row['partition']),
       index: Number(row['index']),

@@ -10,6 +10,7 @@ import {
   ErrorBodySchema,
   GrantListSchema,
   HealthSchema,
+  InstallationSchema,
   PendingListSchema,
   ProposalDetailSchema,
   ReadySchema,
@@ -73,6 +74,7 @@ export function openApiDocument(): Record<string, unknown> {
         Receipt: toSchema(ReceiptSchema),
         Consistency: toSchema(ConsistencySchema),
         Health: toSchema(HealthSchema),
+        Installation: toSchema(InstallationSchema),
         Ready: toSchema(ReadySchema),
       },
     },
@@ -88,7 +90,7 @@ export function openApiDocument(): Record<string, unknown> {
             '400': error('SCHEMA_INVALID'),
             '401': error('INVALID_SIGNATURE or KEY_UNKNOWN'),
             '403': error('KEY_REVOKED, KEY_ROLE or POLICY_VIOLATION (recorded as intake.rejected)'),
-            '409': error('REPLAY (stale, future or already submitted) or STALE_APPROVAL (the request is closed), recorded as intake.rejected'),
+            '409': error('REPLAY (stale, future or already submitted) or STALE_APPROVAL (a human response naming no confirmation request open to it: unknown, closed, past its deadline or about another proposal), recorded as intake.rejected'),
             '415': error('BAD_ARGUMENT: a Content-Encoding other than identity'),
             '421': common['421'],
             '429': error('RATE_LIMIT: the principal is over its budget'),
@@ -102,7 +104,7 @@ export function openApiDocument(): Record<string, unknown> {
           tags: ['statements'],
           summary: 'What became of a statement this API accepted: pending, admitted at an index, rejected by the sequencer (with its code), or refused by the API',
           parameters: [{ name: 'id', in: 'path', required: true, description: 'the statement id (lower-case UUIDv7)', schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' } }],
-          responses: { '200': json('The statement status', 'StatementStatus'), ...common, '404': error('NOT_FOUND: not submitted here, or no longer kept') },
+          responses: { '200': json('The statement status', 'StatementStatus'), ...common, '404': error("NOT_FOUND: not submitted here, no longer kept, or not the reader's own (one answer for all three)") },
         },
       },
       '/v1/decisions/{proposal}': {
@@ -111,7 +113,7 @@ export function openApiDocument(): Record<string, unknown> {
           tags: ['decisions'],
           summary: "Long-poll one proposal's final decision (woken by Postgres LISTEN/NOTIFY)",
           parameters: [hashParam('proposal', "the proposal's statement hash"), wholeParam('waitMs', 'query', 'milliseconds to wait for the decision (at most 60000); 0 answers at once', { maximum: 60000 })],
-          responses: { '200': json('The decision and its signed entry', 'DecisionAnswer'), '202': json('No decision yet (decision is null)', 'DecisionAnswer'), ...common },
+          responses: { '200': json('The decision and its signed entry', 'DecisionAnswer'), '202': json("No decision yet, or none the reader may read (decision is null): another principal's decision is answered as an unknown proposal", 'DecisionAnswer'), ...common },
         },
       },
       '/v1/decisions/{proposal}/trail': {
@@ -129,7 +131,7 @@ export function openApiDocument(): Record<string, unknown> {
           tags: ['approvals'],
           summary: 'The signed proposal.submitted entry as the log holds it, and the newest confirmation.requested entry about it: what an approver checks before answering',
           parameters: [hashParam('hash', "the proposal's statement hash")],
-          responses: { '200': json('The proposal entry and its confirmation request', 'ProposalDetail'), ...common, '404': error('NOT_FOUND: no such proposal on the log (yet)') },
+          responses: { '200': json('The proposal entry and its confirmation request', 'ProposalDetail'), ...common, '404': error("NOT_FOUND: no such proposal on the log (yet), or not the reader's to read (one answer for both)") },
         },
       },
       '/v1/pending': {
@@ -197,7 +199,7 @@ export function openApiDocument(): Record<string, unknown> {
           tags: ['log'],
           summary: 'Entry, inclusion proof and covering checkpoint',
           parameters: [wholeParam('partition', 'path', 'ledger partition'), wholeParam('index', 'path', 'entry index in the partition'), wholeParam('waitMs', 'query', 'milliseconds to wait for the covering checkpoint (at most 30000); 0 answers at once', { maximum: 30000 })],
-          responses: { '200': json('Receipt (SPEC.md section 10)', 'Receipt'), ...common, '404': error('NOT_FOUND: not checkpointed yet') },
+          responses: { '200': json('Receipt (SPEC.md section 10)', 'Receipt'), ...common, '404': error("NOT_FOUND: not checkpointed yet, or not about the reader (one body for both)") },
         },
       },
       '/v1/consistency': {
@@ -227,6 +229,14 @@ export function openApiDocument(): Record<string, unknown> {
       '/openapi.json': {
         get: { operationId: 'getOpenApiDocument', tags: ['operations'], summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } } },
       },
+      '/v1/installation': {
+        get: {
+          operationId: 'getInstallation',
+          tags: ['log'],
+          summary: "The installation id every signed read names (aud): the statement hash of the installation's genesis. A client that pinned a trust document takes it from its genesis instead",
+          responses: { '200': json('The installation', 'Installation'), ...common },
+        },
+      },
       '/v1/trust': {
         get: {
           operationId: 'getTrust',
@@ -240,7 +250,7 @@ export function openApiDocument(): Record<string, unknown> {
 }
 
 /** Operations anyone may call: health, the trust document, this document, the landing page, statement submission (each statement carries its signatures). */
-const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set(['getHealth', 'getReadiness', 'getTrust', 'getOpenApiDocument', 'getLandingPage', 'submitStatement']);
+const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set(['getHealth', 'getReadiness', 'getTrust', 'getInstallation', 'getOpenApiDocument', 'getLandingPage', 'submitStatement']);
 
 /**
  * Declares the signed-read scheme (docs/http.md "Signed reads") and, on every
@@ -250,7 +260,7 @@ const PUBLIC_OPERATIONS: ReadonlySet<string> = new Set(['getHealth', 'getReadine
 function withReadAuth(document: Record<string, unknown>): Record<string, unknown> {
   const components = document['components'] as Record<string, unknown>;
   components['securitySchemes'] = {
-    ledgerRead: { type: 'apiKey', in: 'header', name: 'authorization', description: 'Ledger-Ed25519 keyId=<64 hex>,ts=<unix ms>,nonce=<32 hex>,sig=<base64>: an Ed25519 signature by a registered, unrevoked key over "agent-ledger/read/v1\\n" + METHOD + "\\n" + path with query + "\\n" + ts + "\\n" + nonce + "\\n" + hex SHA-256 of the body (empty for none); ts within 30 s, each signature accepted once' },
+    ledgerRead: { type: 'apiKey', in: 'header', name: 'authorization', description: 'Ledger-Ed25519 keyId=<64 hex>,aud=<64 hex>,ts=<unix ms>,nonce=<32 hex>,sig=<base64>: an Ed25519 signature by a registered, unrevoked key over "agent-ledger/read/v2\\n" + METHOD + "\\n" + aud (GET /v1/installation) + "\\n" + path with query + "\\n" + ts + "\\n" + nonce + "\\n" (the empty body\'s hash: reads carry no body); ts within 30 s, each (keyId, nonce) accepted once by all API processes of the installation' },
     metricsToken: { type: 'http', scheme: 'bearer', description: 'the scraper token of api.metricsTokenFile (/metrics only)' },
   };
   for (const item of Object.values(document['paths'] as Record<string, Record<string, Record<string, unknown>>>)) {
@@ -263,7 +273,7 @@ function withReadAuth(document: Record<string, unknown>): Record<string, unknown
       operation['responses'] = {
         ...(operation['responses'] as Record<string, unknown>),
         '401': error('UNAUTHENTICATED: no read signature, or a stale, replayed or bad one, or an unknown or revoked key'),
-        '403': error("FORBIDDEN: outside the principal's role (another agent's proposal, decision or receipt; exports without the admin role)"),
+        '403': error("FORBIDDEN: a route outside the principal's role (exports without the admin role, the queue without the approver role, another agent's listing); a single proposal, decision, receipt or statement the reader may not see is answered as unknown instead"),
       };
     }
   }

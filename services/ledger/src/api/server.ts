@@ -5,6 +5,7 @@ import { LedgerError, OperationalCode, OperationalError, ReasonCode, isReasonCod
 import {
   EnvelopeSchema,
   Hash,
+  MAX_PLATFORM_ASSURANCE_TIER,
   Principal,
   canonicalJson,
   eventPartitionOf,
@@ -20,10 +21,12 @@ import { remember } from '@agent-ledger/rulebook';
 import type { LogBus } from '@agent-ledger/kafka';
 import {
   MAX_QUERY_LIMIT,
+  claimReadNonce,
   decisionFor,
   decisionTrail,
   enforcementRowOf,
   enforcementRecords,
+  expireReadNonces,
   grantTrail,
   hasNotifications,
   listGrants,
@@ -36,6 +39,14 @@ import {
 
 /** Final decisions the API keeps from the log for its long-polls (older ones come from the projection). */
 const RECENT_DECISIONS = 65_536;
+/** Confirmation requests the API keeps from the log, to judge an answer before the projection has its request. */
+const RECENT_REQUESTS = 65_536;
+/**
+ * How long after its deadline (by this API's clock) an answer is still
+ * passed on to the sequencer, which judges lateness by its own clock: the
+ * clocks of two machines may differ by this much.
+ */
+const ANSWER_DEADLINE_GRACE_MS = 2_000;
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { TopicNames } from '../topics.js';
 import type { LogIndex } from './log-index.js';
@@ -51,7 +62,16 @@ import { REFUSED_DETAIL_HEADER, REFUSED_HEADER } from '../sequencer/partition-se
 import { lineLogger, loggerFor } from '../logging.js';
 import { OperatorMetrics, collectProcessMetrics } from './operator-metrics.js';
 import { registerDashboardRoutes } from './web/dashboard.js';
-import { ReadAuthenticator, forbidden, holdsRole, principalOf, readsEverything, type ReadAuthMode, type Reader } from './read-auth.js';
+import { ReadAuthenticator, forbidden, hiddenOrMissing, holdsRole, principalOf, readsEverything, type ReadAuthMode, type Reader } from './read-auth.js';
+
+/** A confirmation request as far as judging an answer to it goes (from `pending_approvals`, or from the log). */
+interface OpenRequest {
+  readonly proposal: string;
+  readonly agentId: string;
+  readonly tier: number;
+  readonly status: string;
+  readonly deadlineMs: number;
+}
 
 /** What the API needs from the rest of the process. */
 export interface ApiDeps {
@@ -71,6 +91,8 @@ export interface ApiDeps {
   readonly registry?: Registry;
   /** The installation's trust-root keys, reported by /readyz so a client can tell which installation answers. */
   readonly rootKeys?: readonly string[];
+  /** This installation's id, the statement hash of its genesis: every signed read names it (`aud`), served at `GET /v1/installation`. */
+  readonly installation: string;
   /** Extra /readyz detail (e.g. the gate's overdue proposals). */
   readonly readyDetail?: () => Record<string, unknown>;
   /** Host names (with or without `:port`) the API answers besides the loopback forms of its own port. */
@@ -100,7 +122,7 @@ function isPublicRoute(method: string, route: string): boolean {
   if (method === 'POST' && route === '/v1/statements') return true;
   return PUBLIC_GET.has(route) || route === '/approve' || route.startsWith('/approve/');
 }
-const PUBLIC_GET: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/v1/trust', '/openapi.json', '/', '/dashboard.css']);
+const PUBLIC_GET: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/v1/trust', '/v1/installation', '/openapi.json', '/', '/dashboard.css']);
 
 const BODY_LIMIT = 256 * 1024;
 const MAX_WAIT_MS = 60_000;
@@ -173,7 +195,14 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   const hosts = new HostAllowList(deps.allowedHosts ?? []);
   const readAuth = deps.readAuth ?? 'signed';
   if (readAuth === 'open') log('api: WARNING: readAuth is open: anyone who reaches the port reads the whole log, every proposal, the approval queue and /metrics');
-  const authenticator = new ReadAuthenticator(deps.follower, deps.metricsToken === undefined ? {} : { metricsToken: deps.metricsToken });
+  // Every API process of the installation records the reads it accepts in the database they share (read_nonces), so a
+  // captured read is accepted once by all of them together, and after a restart too.
+  const authenticator = new ReadAuthenticator({
+    installation: deps.installation,
+    keyOf: (keyId) => deps.follower.current().state.key(keyId),
+    nonces: { claim: (keyId, nonce, expiresAtMs, nowMs) => claimReadNonce(deps.pool, { keyId, nonce, expiresAtMs, nowMs }) },
+    ...(deps.metricsToken === undefined ? {} : { metricsToken: deps.metricsToken }),
+  });
   const readers = new WeakMap<FastifyRequest, Reader>();
   /** The reader a route's handler answers (set by the authentication hook); unset, nobody proven: it reads nothing (fail closed). */
   const readerOf = (req: FastifyRequest): Reader => readers.get(req) ?? { kind: 'anonymous' };
@@ -252,9 +281,12 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       readers.set(req, { kind: 'open' });
       return undefined;
     }
+    // A signed read is bodiless (it signs the empty body's hash): a request that brings a body is refused, not half-checked.
+    const length = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')) return fail(reply, badArgument('a signed read carries no body'));
     try {
       const header = req.headers.authorization;
-      readers.set(req, authenticator.authenticate(req.method, req.url, header, '', { allowMetricsToken: route === '/metrics' }));
+      readers.set(req, await authenticator.authenticate(req.method, req.url, header, { allowMetricsToken: route === '/metrics' }));
     } catch (err) {
       if (err instanceof OperationalError) return fail(reply, err);
       throw err;
@@ -288,6 +320,14 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     if (set !== undefined) for (const wake of set) wake();
   });
   const finalDecisionOf = async (proposal: string): Promise<EnforcementRow | null> => recentFinal.get(proposal) ?? decisionFor(deps.pool, proposal);
+  // Confirmation requests as this process indexes them (the projection may be a moment behind): answers are judged against them.
+  const recentRequests = new Map<string, OpenRequest>();
+  deps.logIndex.onEntry((_partition, entry) => {
+    const statement = entry.envelope.statement;
+    if (statement.type !== 'confirmation.requested') return;
+    const body = statement.body as BodyOf<'confirmation.requested'>;
+    remember(recentRequests, statementHash(statement), { proposal: body.proposal, agentId: body.agentId, tier: body.tier, status: 'pending', deadlineMs: Date.parse(body.deadline) }, RECENT_REQUESTS);
+  });
   const listener = new DecisionListener(
     hasNotifications(deps.pool) ? deps.pool : deps.pgUrl,
     (proposal) => {
@@ -308,6 +348,8 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   const expiry = setInterval(() => {
     const freshnessMs = freshness();
     if (freshnessMs !== undefined) tracker.expire(Date.now(), 2 * freshnessMs + 60_000);
+    // Signed reads no API process would accept any more: any process deletes them (Postgres unavailable: next time).
+    if (readAuth === 'signed') expireReadNonces(deps.pool, Date.now()).catch(() => undefined);
   }, 10_000);
   expiry.unref();
 
@@ -437,7 +479,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       if (statement.type === 'intake.rejected') throw new LedgerError(ReasonCode.POLICY_VIOLATION, 'intake.rejected is written by the sequencer only');
       // Registry and grant rules (four eyes, lifetimes, delegation...): refused here with the code the sequencer would record.
       state.check(statement, now);
-      if (statement.type === 'human.response') await refuseClosedRequest((statement.body as { proposal: string }).proposal);
+      if (statement.type === 'human.response') await refuseAnswerOutOfScope(statement.body as BodyOf<'human.response'>, now);
     } catch (err) {
       if (err instanceof LedgerError) await record(raw, envelope, err);
       throw err;
@@ -462,29 +504,61 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     return reply.code(202).send({ id: statement.id, statementHash: statementHash(statement), partition, status: `/v1/statements/${statement.id}` });
   });
 
-  /** An answer to a request whose proposal already has its final decision changes nothing: STALE_APPROVAL at once. */
-  async function refuseClosedRequest(proposal: string): Promise<void> {
+  /**
+   * The answers an approver (or the chat bridge) may give: to a confirmation
+   * request that is open (pending, before its deadline, its proposal without a
+   * final decision), naming that request's own proposal and agent, and, for a
+   * platform-assurance answer, at a tier such an answer counts at. Anything
+   * else would count for nothing (the rulebook's countResponse) and is refused
+   * here at once with STALE_APPROVAL, one answer whether the request is
+   * unknown, closed, late or about another proposal, so answers cannot probe
+   * for requests outside the approver's queue. Judged on the projection, else
+   * on the requests this process indexed from the log; with Postgres
+   * unavailable the gate judges the answer when it arrives.
+   */
+  async function refuseAnswerOutOfScope(answer: BodyOf<'human.response'>, nowMs: number): Promise<void> {
     let decided: EnforcementRow | null;
+    let request: OpenRequest | undefined;
     try {
-      decided = await finalDecisionOf(proposal);
+      decided = await finalDecisionOf(answer.proposal);
+      const found = await deps.pool.query<{ proposal_hash: string; agent_id: string; tier: number; status: string; deadline: Date | string }>(
+        'SELECT proposal_hash, agent_id, tier, status, deadline FROM pending_approvals WHERE request_hash = $1',
+        [answer.request],
+      );
+      const row = found.rows[0];
+      request = row === undefined
+        ? recentRequests.get(answer.request)
+        : { proposal: row.proposal_hash, agentId: row.agent_id, tier: Number(row.tier), status: row.status, deadlineMs: new Date(row.deadline).getTime() };
     } catch {
-      return; // Postgres unavailable: the gate judges the answer when it arrives.
+      return;
     }
-    if (decided !== null) throw new LedgerError(ReasonCode.STALE_APPROVAL, `proposal ${proposal.slice(0, 12)} already has its final decision (${decided.outcome})`);
+    const open = (r: OpenRequest | undefined): r is OpenRequest =>
+      decided === null && r !== undefined && r.status === 'pending' && nowMs <= r.deadlineMs + ANSWER_DEADLINE_GRACE_MS && r.proposal === answer.proposal && r.agentId === answer.agentId;
+    if (!open(request)) {
+      throw new LedgerError(ReasonCode.STALE_APPROVAL, `confirmation request ${answer.request.slice(0, 16)} is not open to this answer (unknown, closed, past its deadline, or about another proposal or agent)`);
+    }
+    if (answer.assurance === 'platform' && request.tier > MAX_PLATFORM_ASSURANCE_TIER) {
+      throw new LedgerError(ReasonCode.KEY_ROLE, `a platform-assurance answer counts up to tier ${MAX_PLATFORM_ASSURANCE_TIER}; this request is tier ${request.tier}: an approver's own key answers it`);
+    }
   }
 
   app.get<{ Params: { id: string } }>('/v1/statements/:id', async (req) => {
     const id = req.params.id;
     if (!STATEMENT_ID.test(id)) throw badArgument('a statement id is a lower-case UUIDv7');
-    // This process's own record first (pending, refused, rejected), else the projection (any API process, any age).
-    const status = tracker.status(id) ?? (await sequencedStatus(deps.pool, id));
-    if (status === undefined) throw notFound(`statement ${id} is not on the log, and this API did not accept or refuse it (or no longer keeps its outcome)`);
     const reader = readerOf(req);
+    // This process's own record first (pending, refused, rejected), else the projection (any API process, any age).
+    // The projection is asked every time, so the work is the same whether the statement is the reader's, another's or unknown.
+    const sequenced = await sequencedStatus(deps.pool, id);
+    const status = tracker.status(id) ?? sequenced?.status;
+    // Someone else's statement is answered exactly as one that does not exist.
+    const missing = hiddenOrMissing("no such statement for this reader: not on the log, not accepted or refused by this API (or its outcome no longer kept), or not the reader's own");
+    if (status === undefined) throw missing;
     if (!readsEverything(reader)) {
-      // Its author reads a statement's status: known from this API's own record, else from the admitted entry.
-      let author = authors.get(id);
+      // Its author reads a statement's status: known from this API's own record, else from the admitted entry's row.
+      let author = authors.get(id) ?? sequenced?.author ?? undefined;
+      // Rows projected before migration 007 name no author: the entry itself does.
       if (author === undefined && status.status === 'admitted') author = authorOf(await deps.logIndex.entryText(status.partition, status.index));
-      if (author === undefined || author !== principalOf(reader)) throw forbidden(`statement ${id} is not ${principalOf(reader) ?? 'yours'}'s`);
+      if (author === undefined || author !== principalOf(reader)) throw missing;
     }
     return { id, ...status };
   });
@@ -493,8 +567,11 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     const proposal = req.params.proposal;
     if (!Hash.safeParse(proposal).success) throw badArgument('proposal must be a 64-hex statement hash');
     const waitMs = Math.min(parseWholeNumber(req.query.waitMs ?? '0', 'waitMs'), MAX_WAIT_MS);
+    const reader = readerOf(req);
     const started = Date.now();
-    let decision = await finalDecisionOf(proposal);
+    // Nothing is said about a decision the reader may not read (its agent's, an approver's who answered it, an admin's):
+    // it is answered as a proposal without a decision, after the same wait, so a principal cannot probe for others'.
+    let decision = await readableDecision(reader, proposal);
     if (decision === null && waitMs > 0) {
       decision = await new Promise((resolve) => {
         let done = false;
@@ -509,7 +586,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
           resolve(value);
         };
         const wake = (): void => {
-          void finalDecisionOf(proposal).then((d) => { if (d !== null) finish(d); }, () => undefined);
+          void readableDecision(reader, proposal).then((d) => { if (d !== null) finish(d); }, () => undefined);
         };
         const timer = setTimeout(() => finish(null), waitMs);
         set.add(wake);
@@ -519,8 +596,6 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
       waitSeconds.observe((Date.now() - started) / 1000);
     }
     if (decision === null) return reply.code(202).send({ proposal, decision: null });
-    // Nothing is said about a decision before it is known to be the reader's: its agent's, an approver's asked about it, or an admin's.
-    await checkProposalReader(readerOf(req), proposal, decision.agentId);
     // The signed entry itself, so the client verifies the decision rather than trusting this server.
     let text = await deps.logIndex.entryText(decision.partition, decision.index);
     for (let tries = 0; text === undefined && tries < 100; tries++) {
@@ -530,6 +605,22 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     if (text === undefined) return reply.code(202).send({ proposal, decision: null });
     return reply.send({ proposal, decision, entry: JSON.parse(text) as unknown });
   });
+
+  /**
+   * The final decision about `proposal` if there is one and `reader` may
+   * read it, else null. For a reader who may not, the projection is asked
+   * even when the log gave the decision, so the work is the same as for an
+   * unknown proposal.
+   */
+  async function readableDecision(reader: Reader, proposal: string): Promise<EnforcementRow | null> {
+    const recent = recentFinal.get(proposal);
+    const decision = recent ?? (await decisionFor(deps.pool, proposal));
+    if (readsEverything(reader)) return decision;
+    const readable = await mayReadProposal(reader, proposal, decision?.agentId);
+    if (decision !== null && readable) return decision;
+    if (recent !== undefined) await decisionFor(deps.pool, proposal);
+    return null;
+  }
 
   // Paper trails. An unknown grant or decision is NOT_FOUND (404), retryable: the projection may not have it yet.
   app.get<{ Params: { grantId: string }; Querystring: { limit?: string } }>('/v1/grants/:grantId/trail', async (req) => {
@@ -549,8 +640,11 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     return { proposal, ...trail };
   });
   app.get<{ Querystring: { limit?: string } }>('/v1/pending', async (req) => {
-    if (!holdsRole(readerOf(req), ['approver'])) throw forbidden('the pending queue is read by approvers and admins');
-    return { pending: await listPending(deps.pool, { limit: Math.min(parseLimit(req.query.limit ?? '100'), 1000) }) };
+    const reader = readerOf(req);
+    if (!holdsRole(reader, ['approver'])) throw forbidden('the pending queue is read by approvers and admins');
+    const limit = Math.min(parseLimit(req.query.limit ?? '100'), 1000);
+    // An approver's queue is what it may still answer: open requests before their deadline. Admins also see the overdue ones.
+    return { pending: await listPending(deps.pool, readsEverything(reader) ? { limit } : { now: new Date(), limit }) };
   });
   app.get<{ Querystring: { agentId?: string } }>('/v1/grants', async (req) => {
     requireOwnAgent(readerOf(req), req.query.agentId, 'the grant table');
@@ -607,24 +701,32 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     return reply.send({ ready: true, origin: deps.origin, rootKeys: deps.rootKeys ?? [], readAuth, checks, pendingStatements: tracker.pendingCount, ...deps.readyDetail?.() });
   });
   app.get('/openapi.json', async () => openApiDocument());
-  registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex, readerOf, checkProposalReader });
+  // The id every signed read names (`aud`): a client that pinned nothing asks it once (trust on first use).
+  app.get('/v1/installation', async () => ({ installation: deps.installation, origin: deps.origin }));
+  registerApprovalRoutes(app, { pool: deps.pool, logIndex: deps.logIndex, readerOf, mayReadProposal });
   registerDashboardRoutes(app, { pool: deps.pool, metrics: operatorMetrics, origin: deps.origin, health: deps.health, readerOf });
 
   /**
-   * Who may read about a proposal: an admin, the agent that proposed it, or
-   * an approver when the proposal was put to humans (a confirmation request
-   * names it). Anyone else: FORBIDDEN.
+   * Who may read about a proposal (its entry, its decision): an admin or an
+   * auditor; the agent that proposed it; an approver while the proposal's
+   * confirmation request is open (pending, before its deadline: the queue it
+   * may answer), and afterwards only if it answered that request itself.
+   * Nobody else: the caller answers them as if the proposal did not exist.
+   * An approver's reads always cost the same query, whatever the answer.
    */
-  async function checkProposalReader(reader: Reader, proposal: string, agentId: string): Promise<void> {
-    if (readsEverything(reader)) return;
-    if (reader.kind === 'principal') {
-      if (reader.roles.includes('agent') && agentId === reader.principal) return;
-      if (reader.roles.includes('approver')) {
-        const asked = await deps.pool.query('SELECT 1 FROM pending_approvals WHERE proposal_hash = $1 LIMIT 1', [proposal]);
-        if ((asked.rowCount ?? 0) > 0) return;
-      }
+  async function mayReadProposal(reader: Reader, proposal: string, agentId: string | undefined): Promise<boolean> {
+    if (readsEverything(reader)) return true;
+    if (reader.kind !== 'principal') return false;
+    if (reader.roles.includes('approver')) {
+      const scope = await deps.pool.query(
+        `SELECT 1 FROM pending_approvals
+         WHERE proposal_hash = $1 AND ((status = 'pending' AND deadline > $2::timestamptz) OR answered_by = $3 OR $3 = ANY(approved_by))
+         LIMIT 1`,
+        [proposal, new Date().toISOString(), reader.principal],
+      );
+      if ((scope.rowCount ?? 0) > 0) return true;
     }
-    throw forbidden(`proposal ${proposal.slice(0, 16)} is not ${principalOf(reader) ?? 'the reader'}'s to read`);
+    return reader.roles.includes('agent') && agentId !== undefined && agentId === reader.principal;
   }
 
   return {

@@ -125,16 +125,17 @@ export class StatementTracker {
 }
 
 /**
- * Where statement `id` was sequenced, from the projection (`entries_seen`,
- * filled by the projector from every applied entry): what any API process
- * answers for a statement it did not accept itself, or whose outcome it no
- * longer keeps. Undefined when the projection has no entry carrying it (not
+ * Where statement `id` was sequenced, and who wrote it, from the projection
+ * (`entries_seen`, filled by the projector from every applied entry): what
+ * any API process answers for a statement it did not accept itself, or whose
+ * outcome it no longer keeps. `author` is null on rows applied before
+ * migration 007. Undefined when the projection has no entry carrying it (not
  * sequenced yet, refused, or rejected by the sequencer: a rejection's
  * `intake.rejected` entry names the input's hash, which only the API that
  * published the bytes can match).
  */
-export async function sequencedStatus(pool: SqlPool, id: string): Promise<StatementStatus | undefined> {
-  const result = await pool.query<{ partition: number; index: string }>('SELECT partition, index FROM entries_seen WHERE statement_id = $1 ORDER BY partition, index LIMIT 1', [id]);
+export async function sequencedStatus(pool: SqlPool, id: string): Promise<{ readonly status: StatementStatus; readonly author: string | null } | undefined> {
+  const result = await pool.query<{ partition: number; index: string; author: string | null }>('SELECT partition, index, author FROM entries_seen WHERE statement_id = $1 ORDER BY partition, index LIMIT 1', [id]);
   const row = result.rows[0];
-  return row === undefined ? undefined : { status: 'admitted', partition: row.partition, index: Number(row.index) };
+  return row === undefined ? undefined : { status: { status: 'admitted', partition: row.partition, index: Number(row.index) }, author: row.author };
 }

@@ -4,7 +4,7 @@ import type { Entry } from '@agent-ledger/core';
 import type { AuthorityFollower } from '../authority-follower.js';
 import type { LogIndex } from './log-index.js';
 import { badArgument, notFound } from './errors.js';
-import { forbidden, principalOf, readsEverything, type Reader } from './read-auth.js';
+import { hiddenOrMissing, principalOf, readsEverything, type Reader } from './read-auth.js';
 
 /** Longest a receipt request waits for the checkpoint that covers its entry. */
 const MAX_RECEIPT_WAIT_MS = 30_000;
@@ -46,33 +46,38 @@ export function registerTrustRoutes(app: FastifyInstance, deps: { readonly follo
     const index = wholeNumber(req.params.index, 'index');
     const waitMs = Math.min(wholeNumber(req.query.waitMs ?? '0', 'waitMs'), MAX_RECEIPT_WAIT_MS);
     const deadline = Date.now() + waitMs;
+    const reader = deps.readerOf(req);
+    // Someone else's entry is answered with the body of a position without a checkpointed entry. At once: which
+    // positions hold entries is no secret (any principal reads the checkpoints' sizes), whose entries they are is.
+    const missing = hiddenOrMissing('no checkpointed entry at that position for this reader (yet)', true);
     for (;;) {
-      const receipt = await deps.logIndex.receipt(partition, index);
-      if (receipt !== undefined) {
-        checkEntryReader(deps.readerOf(req), receipt.entry, partition, index);
-        return receipt;
+      // Whose the entry is is known before any proof is computed.
+      if (!readsEverything(reader)) {
+        const text = await deps.logIndex.entryText(partition, index);
+        if (text !== undefined && !entryIsAbout(reader, JSON.parse(text) as unknown)) throw missing;
       }
+      const receipt = await deps.logIndex.receipt(partition, index);
+      if (receipt !== undefined && (readsEverything(reader) || entryIsAbout(reader, receipt.entry))) return receipt;
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
       // The checkpoint and the entries arrive on two subscriptions: once the checkpoint is in, the tree follows shortly.
       const covered = await deps.logIndex.waitForCheckpoint(partition, index + 1, remaining);
       if (covered) await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    throw notFound('no checkpointed entry at that position yet', true);
+    throw missing;
   });
 }
 
 /**
- * Who may read an entry's receipt: an admin, or the principal the entry is
- * about (its author, or the agent its body names). Checked once the entry is
- * found, so nothing about an entry is said to anyone else.
+ * Whether an entry is the reader's to read: an admin's or auditor's always,
+ * else the principal the entry is about (its author, or the agent its body
+ * names).
  */
-function checkEntryReader(reader: Reader, entry: unknown, partition: number, index: number): void {
-  if (readsEverything(reader)) return;
+function entryIsAbout(reader: Reader, entry: unknown): boolean {
+  if (readsEverything(reader)) return true;
   const statement = (entry as { envelope?: { statement?: { author?: { principal?: unknown }; body?: { agentId?: unknown } } } } | null)?.envelope?.statement;
   const principal = principalOf(reader);
-  if (principal !== undefined && (statement?.author?.principal === principal || statement?.body?.agentId === principal)) return;
-  throw forbidden(`entry ${partition}/${index} is not about ${principal ?? 'the reader'}`);
+  return principal !== undefined && (statement?.author?.principal === principal || statement?.body?.agentId === principal);
 }
 
 function wholeNumber(text: string, name: string): number {

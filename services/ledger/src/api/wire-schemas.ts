@@ -101,6 +101,12 @@ export const ConsistencySchema = z.object({ partition: Index, from: Index, to: I
 /** `GET /healthz`. */
 export const HealthSchema = z.object({ ok: z.boolean(), detail: z.record(z.string(), z.unknown()) });
 
+/** `GET /v1/installation`: the id every signed read names (`aud`). */
+export const InstallationSchema = z.object({
+  installation: z.string().regex(/^[0-9a-f]{64}$/).describe("the statement hash of the installation's genesis"),
+  origin: z.string(),
+});
+
 /** `GET /readyz` 200. */
 export const ReadySchema = z.object({
   ready: z.boolean(),

@@ -2,6 +2,7 @@ import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
 import { Exit } from '../cli-error.js';
 import { LedgerHome, apiCaFile } from '../home.js';
 import { readFetch } from '../api-fetch.js';
+import { installationOf } from '@agent-ledger/client';
 import { resolveSigner } from './admin.js';
 import type { Signer } from '@agent-ledger/core';
 import { probeApi, probeBroker, probePostgres } from './doctor.js';
@@ -50,7 +51,7 @@ export async function statusCommand(options: { home?: string; api?: string; json
   } catch {
     admin = undefined;
   }
-  const read = readFetch(admin, apiCaFile(home.config));
+  const read = readFetch(admin, apiCaFile(home.config), installationOf(home.genesis()));
   const health = api.ready === undefined ? undefined : await getJson(read, `${baseUrl}/healthz`);
   const roles = ((health?.body as { detail?: { roles?: unknown } } | undefined)?.detail?.roles ?? null) as string[] | null;
   let metrics = '';

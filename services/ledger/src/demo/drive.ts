@@ -1,4 +1,4 @@
-import { LedgerClient } from '@agent-ledger/client';
+import { LedgerClient, installationOf } from '@agent-ledger/client';
 import type { BodyOf, Signer } from '@agent-ledger/core';
 import { apiCaFile, type LedgerHome } from '../home.js';
 import { apiFetch, readFetch } from '../api-fetch.js';
@@ -51,7 +51,7 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
   const caFetch = apiFetch(apiCaFile(home.config));
   const client = (signer: Signer): LedgerClient => new LedgerClient({ baseUrl, signer, deciderKeys: [gateKey], fetch: caFetch });
   // The demo watches the whole ledger: its reads are signed by an admin's key.
-  const read = readFetch(home.key('admin-alice'), apiCaFile(home.config));
+  const read = readFetch(home.key('admin-alice'), apiCaFile(home.config), installationOf(home.genesis()));
   const random = prng(options.seed ?? 3);
   const alice = client(home.key('admin-alice'));
   const bob = client(home.key('admin-bob'));

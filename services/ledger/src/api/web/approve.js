@@ -163,20 +163,33 @@ function envelopeVerifies(envelope) {
 
 let approver = null;
 
-const READ_CONTEXT = 'agent-ledger/read/v1\n';
+const READ_CONTEXT = 'agent-ledger/read/v2\n';
+
+/** This installation's id (the genesis statement hash), which every signed read names: asked of the API once. */
+let audience = null;
+async function installation() {
+  if (audience !== null) return audience;
+  const response = await fetch('/v1/installation');
+  const body = await response.json().catch(() => null);
+  if (response.status !== 200 || typeof body?.installation !== 'string' || !HEX64.test(body.installation)) throw new Error('the API did not say which installation it serves');
+  audience = body.installation;
+  return audience;
+}
 
 /**
- * A signed read: the approver's key signs the method, the path with its
- * query, the time and a fresh nonce (no body), as the API checks them.
+ * A signed read: the approver's key signs the method, the installation, the
+ * path with its query, the time and a fresh nonce (no body), as the API
+ * checks them (docs/http.md "Signed reads").
  */
 async function signedGet(path, init = {}) {
   // No key yet: unsigned (answered only by an installation that chose open reads).
   if (approver === null) return fetch(path, init);
+  const aud = await installation();
   const ts = Date.now();
   const nonce = toHex(crypto.getRandomValues(new Uint8Array(16)));
-  const message = utf8.encode(`${READ_CONTEXT}GET\n${path}\n${ts}\n${nonce}\n`);
+  const message = utf8.encode(`${READ_CONTEXT}GET\n${aud}\n${path}\n${ts}\n${nonce}\n`);
   const signature = new Uint8Array(await crypto.subtle.sign('Ed25519', approver.privateKey, message));
-  const authorization = `Ledger-Ed25519 keyId=${approver.keyId},ts=${ts},nonce=${nonce},sig=${toBase64(signature)}`;
+  const authorization = `Ledger-Ed25519 keyId=${approver.keyId},aud=${aud},ts=${ts},nonce=${nonce},sig=${toBase64(signature)}`;
   return fetch(path, { ...init, headers: { authorization } });
 }
 
