@@ -1,9 +1,11 @@
 import { BoundedCache } from './bounded-cache.js';
-import { analysis, analysisSlot } from './analysis-version.js';
+import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
+import { CI_WORKFLOW_FILE, DEPENDENCY_MANIFEST, manifestFindings, workflowFindings } from './file-content-rules.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
+import { argumentsHoldSecret } from './secret-shapes.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
 
@@ -57,8 +59,10 @@ const READ_WORDS = /(?:^|_)(?:read|view|cat|open|get_file|load|show)(?:_|$)/;
 const WRITE_WORDS = /(?:^|_)(?:write|create|save|put|append|upload|edit|patch|replace|insert|update|modify|overwrite|touch|mkdir|chmod|chown|set)(?:_|$)/;
 const DELETE_WORDS = /(?:^|_)(?:delete|remove|rm|unlink|destroy|drop|purge|wipe|erase|trash|terminate|truncate|uninstall|teardown|deprovision|kill)(?:_|$)/;
 const SCALING_WORDS = /(?:^|_)(?:scale|resize|autoscale|set_replicas|update_replicas|desired)(?:_|$)/;
-/** Verbs of an unknown tool's words, as bits: delete 1, write 2, scaling 4. */
-const verbsOf = (words: string): number => (DELETE_WORDS.test(words) ? 1 : 0) | (WRITE_WORDS.test(words) ? 2 : 0) | (SCALING_WORDS.test(words) ? 4 : 0);
+/** Version 5: words of tools that send what they are given to people or places (messages, posts, mail, comments, webhooks). */
+const SENDING_WORDS = /(?:^|_)(?:post|posts|send|message|messages|msg|reply|comment|comments|tweet|toot|notify|notification|publish|share|email|mail|sms|chat|webhook|dm|forward|broadcast|announce|paste|gist|issue|issues|discussion|status|say|text|whatsapp|telegram|slack|discord|teams)(?:_|$)/;
+/** Verbs of an unknown tool's words, as bits: delete 1, write 2, scaling 4, sending 8 (read from version 5). */
+const verbsOf = (words: string): number => (DELETE_WORDS.test(words) ? 1 : 0) | (WRITE_WORDS.test(words) ? 2 : 0) | (SCALING_WORDS.test(words) ? 4 : 0) | (SENDING_WORDS.test(words) ? 8 : 0);
 /** Verbs by words (the words of a tool and action type repeat call after call). */
 const verbMemo = new BoundedCache<number>(65_536, 1024);
 
@@ -150,6 +154,8 @@ let visitAction: PathAction = 'read';
 let visitObject: Record<string, unknown> = NO_OBJECT;
 let visitWritten: string[] = NO_STRINGS;
 let visitExecuted = false;
+/** Version 5: the paths a write or edit call names (for the readings of workflows, manifests and build scripts). */
+let visitPaths: string[] = NO_STRINGS;
 let visitRecursive = false;
 /** Nodes a walk may still visit (1024 per call). */
 let walkBudget = 0;
@@ -200,7 +206,7 @@ const keyClassMemo = new BoundedCache<number>(4096, 128);
 const keyClassOf = (key: string): number => (COMMAND_KEYS.test(key) ? 1 : 0) | (URL_KEYS.test(key) ? 2 : 0) | (PATH_KEYS.test(key) ? 4 : 0) | (CONTENT_KEYS.test(key) ? 8 : 0);
 const ACTIONS: readonly PathAction[] = ['read', 'write', 'delete', 'delete_tree'];
 /** Findings of one string of an unknown tool, by action, key class and text (strings repeat: subjects, bodies, ids). */
-const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * 3 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
+const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * ANALYSIS_SLOTS }, () => new BoundedCache<readonly number[]>(16_384, 1024));
 
 /** {@link inspectString}, remembered: (action, key class, text) decides its answer. */
 function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
@@ -277,6 +283,7 @@ const visitWrite = (key: string, text: string): void => {
   if (key === 'command' && EDITOR_COMMAND.test(trimmed)) return;
   if (looksLikePath(trimmed) || PATH_KEYS.test(key)) {
     if (analysis.v3 && EXECUTED_FILE.test(trimmed.toLowerCase())) visitExecuted = true;
+    if (analysis.v5 && visitPaths.length < 16) visitPaths.push(trimmed);
     const viewOnly = visitObject.command === 'view';
     touchPath(findings, trimmed, viewOnly ? 'read' : 'write');
     touchPath(findings, trimmed, 'read');
@@ -354,11 +361,15 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
     }
     case 'write': case 'edit': {
       const written: string[] = [];
+      const paths: string[] = analysis.v5 ? [] : NO_STRINGS;
       visitWritten = written;
+      visitPaths = paths;
       visitExecuted = false;
       walk(object, '', visitWrite, 0);
       visitWritten = NO_STRINGS;
+      visitPaths = NO_STRINGS;
       if (visitExecuted && object.command !== 'view') for (const content of written) scriptFindings(findings, content);
+      if (analysis.v5 && object.command !== 'view') for (const path of paths) writtenFileFindings(findings, path, written);
       if (typeof object.mode === 'string' || typeof object.mode === 'number') {
         const mode = String(object.mode);
         if (/^0?[2467][0-7]{3}$/.test(mode) || /s/.test(mode)) findings.add(R.setuid);
@@ -401,6 +412,8 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
         if (line !== null) findings.addAll(analyzeShell(line));
       }
       walk(object, '', visitUnknown, 0);
+      // Version 5: a secret in what a messaging, posting or sending tool sends.
+      if (analysis.v5 && (verbs & 8) !== 0 && argumentsHoldSecret(object)) findings.add(R.secretInMessage);
       if ((verbs & 1) !== 0) findings.add(R.structuredDestructive);
       structured(findings, object, (verbs & 4) !== 0);
     }
@@ -432,6 +445,33 @@ function scriptFindings(findings: Findings, content: string): void {
       for (const index of analyzeShell(candidate)) if (SEVERE_IN_SCRIPTS.has(index)) findings.add(index);
     }
   }
+}
+
+/**
+ * Version 5: files that run as code when a project is built, installed or
+ * tested (setup.py, conftest.py, build.rs, Gradle and CMake scripts, gemspecs,
+ * .pth files, ...): their content is read as inline code is, and what means
+ * harm wherever it runs holds the write.
+ */
+const BUILD_SCRIPT_FILE = /(?:^|\/)(?:setup\.py|conftest\.py|noxfile\.py|fabfile\.py|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|build\.rs|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|rakefile|[^/]+\.gemspec|extconf\.rb|makefile\.pl|build\.pl|binding\.gyp|cmakelists\.txt|[^/]+\.cmake|build\.sbt|mix\.exs)$/;
+
+/** Version 5: what the new content of a CI workflow, a dependency manifest or a build script means. */
+function writtenFileFindings(findings: Findings, path: string, contents: readonly string[]): void {
+  const lower = path.toLowerCase();
+  const workflow = CI_WORKFLOW_FILE.test(lower);
+  const manifest = DEPENDENCY_MANIFEST.test(lower);
+  const build = BUILD_SCRIPT_FILE.test(lower);
+  if (!workflow && !manifest && !build) return;
+  for (const content of contents) {
+    if (workflow) workflowFindings(findings, content, (line) => severeFindings(findings, analyzeShell(line)));
+    if (manifest) manifestFindings(findings, lower, content);
+    if (build) severeFindings(findings, analyzeCode(content));
+  }
+}
+
+/** Adds the findings of `found` that mean harm wherever a command runs (SEVERE_IN_SCRIPTS). */
+function severeFindings(findings: Findings, found: readonly number[]): void {
+  for (const index of found) if (SEVERE_IN_SCRIPTS.has(index)) findings.add(index);
 }
 
 /** Structured calls that say in fields what a command line would say in flags (`{replicas: 0}`). `scaling`: the call's words name scaling. */

@@ -1,0 +1,62 @@
+import { R, type Findings } from './findings.js';
+
+/**
+ * Rules version 5: statements that change every row. An UPDATE or DELETE
+ * without a WHERE clause, or with one that holds for every row (`WHERE 1=1`,
+ * `WHERE true`), and a document store's `updateMany({})`. Read in the
+ * statements of database tools and of database clients run from a shell
+ * (`psql -c`, here-documents fed to `mysql`). Version 1's SQL pattern rules
+ * (drop, truncate, `DELETE FROM t;`) stay as they are beside it.
+ */
+
+/** `UPDATE [ONLY] table [alias] SET` or `DELETE FROM table`, at the start of a statement (after a CTE's parenthesis too). */
+const CHANGES_ROWS = /(?:^|[\s(;"'`])(?:update\s+(?:only\s+)?[^\s;]+(?:\s+(?:as\s+)?[a-z_][\w]*)?\s+set\s|delete\s+from\s+[^\s;]+)/i;
+/** A WHERE clause that restricts nothing: `1=1`, `true`, `'a'='a'`, `1`, `0=0`, `id=id`. */
+const ALWAYS_TRUE = /\bwhere\s+(?:(\d+)\s*=\s*\1|true|1|not\s+false|'([^']*)'\s*=\s*'\2'|([a-z_][\w.]*)\s*=\s*\3)\s*(?:;|$|\)|"|\b(?:returning|limit|order)\b)/i;
+const WHERE = /\bwhere\b/i;
+/** Document stores: an update or delete of every document (`updateMany({}, ...)`, `deleteMany({})`, `remove({})`). */
+const EVERY_DOCUMENT = /\b(?:updatemany|deletemany|remove|update)\(\s*\{\s*\}\s*[,)]/i;
+
+/** True when one statement changes rows without restricting them. */
+function unbounded(statement: string): boolean {
+  if (!CHANGES_ROWS.test(statement)) return false;
+  return !WHERE.test(statement) || ALWAYS_TRUE.test(statement);
+}
+
+/** Adds `destructive.sql_unbounded` when `text` (one or more statements) changes every row of a table. */
+export function sqlFindings(findings: Findings, text: string): void {
+  if (text.length === 0) return;
+  const bounded = text.length > 65_536 ? text.slice(0, 65_536) : text;
+  if (EVERY_DOCUMENT.test(bounded)) {
+    findings.add(R.sqlUnbounded);
+    return;
+  }
+  // Statements end at `;`; a statement's WHERE must be its own.
+  let start = 0;
+  for (let count = 0; start <= bounded.length && count < 256; count++) {
+    const end = bounded.indexOf(';', start);
+    const statement = bounded.slice(start, end === -1 ? bounded.length : end + 1);
+    if (unbounded(statement)) {
+      findings.add(R.sqlUnbounded);
+      return;
+    }
+    if (end === -1) return;
+    start = end + 1;
+  }
+}
+
+/** Argument names that hold statements. */
+const STATEMENT_KEY = /^(?:query|queries|sql|statement|statements|stmt|command|commands|q|script|cypher|aql|filter|update)$/i;
+
+/** Reads the statements of a database tool's arguments (strings under statement names, at any depth; bounded walk). */
+export function sqlArgumentFindings(findings: Findings, args: unknown): void {
+  let budget = 256;
+  const visit = (value: unknown, key: string, depth: number): void => {
+    if (depth > 8 || --budget < 0) return;
+    if (typeof value === 'string') {
+      if (STATEMENT_KEY.test(key)) sqlFindings(findings, value);
+    } else if (Array.isArray(value)) for (const item of value) visit(item, key, depth + 1);
+    else if (typeof value === 'object' && value !== null) for (const name in value) if (Object.hasOwn(value, name)) visit((value as Record<string, unknown>)[name], name, depth + 1);
+  };
+  visit(args, 'query', 0);
+}
