@@ -52,11 +52,16 @@ function literalsOf(code: string): string[] {
  * `%x{...}`, `q(...)`, `qq{...}`, `qx(...)`), which hold commands as surely
  * as quotes do. Their text, one per literal.
  */
-const QUOTE_LIKE = /(?:^|[^\w$@%])(?:%[qQxwW]?|qq|qx|qw|q)(?:\(([^()]{1,4096})\)|\[([^[\]]{1,4096})\]|\{([^{}]{1,4096})\}|<([^<>]{1,4096})>|\|([^|]{1,4096})\||!([^!]{1,4096})!)/g;
-function quoteLikeLiterals(code: string, out: string[]): void {
+const QUOTE_LIKE = /(?:^|[^\w$@%])(%[qQxwW]?|qq|qx|qw|q)(?:\(([^()]{1,4096})\)|\[([^[\]]{1,4096})\]|\{([^{}]{1,4096})\}|<([^<>]{1,4096})>|\|([^|]{1,4096})\||!([^!]{1,4096})!)/g;
+function quoteLikeLiterals(code: string, out: string[], commands: string[]): void {
   if (code.indexOf('%') === -1 && code.indexOf('q') === -1) return;
   QUOTE_LIKE.lastIndex = 0;
-  for (let m = QUOTE_LIKE.exec(code); m !== null && out.length < 256; m = QUOTE_LIKE.exec(code)) out.push(m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5] ?? m[6] ?? '');
+  for (let m = QUOTE_LIKE.exec(code); m !== null && out.length < 256; m = QUOTE_LIKE.exec(code)) {
+    const text = m[2] ?? m[3] ?? m[4] ?? m[5] ?? m[6] ?? m[7] ?? '';
+    // %x(...) and qx(...) run their text in a shell, as backquotes do.
+    if (m[1] === '%x' || m[1] === 'qx') commands.push(text);
+    else out.push(text);
+  }
 }
 
 /**
@@ -152,7 +157,9 @@ export function inspectCode(findings: Findings, code: string, runShell: (text: s
   const read = v5 ? joinedCode(code) : code;
   const lower = read.toLowerCase();
   const literals = literalsOf(read);
-  if (v5) quoteLikeLiterals(read, literals);
+  const commands: string[] = [];
+  if (v5) quoteLikeLiterals(read, literals, commands);
+  for (const command of commands) runShell(command);
   const network = NETWORK.test(lower) || (v5 && NETWORK_V5.test(lower));
   const shell = SHELL_CALLS.test(lower) || (v5 && SHELL_CALLS_V5.test(lower));
   if (v5 && network && (REVERSE_V5.test(lower) || (shell && SOCKET_V5.test(lower)))) findings.add(R.reverseShell);

@@ -583,7 +583,15 @@ class Analysis {
   /** Version 5: statements given to a database client (arguments, here-documents, a literal piped in). */
   statements(args: readonly Word[], cmd: Command): void {
     const f = this.findings;
-    sqlFindings(f, joinWords(args));
+    // The statements the client is given: -c/--command (psql), -e/--execute (mysql), --query (clickhouse), --eval (mongosh), or its operands.
+    const given: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const text = (args[i] as Word).text;
+      if (/^(?:-c|--command|-e|--execute|-q|--query|--eval|-cmd)$/.test(text)) given.push(args[++i]?.text ?? '');
+      else if (/^--(?:command|execute|query|eval)=/.test(text)) given.push(text.slice(text.indexOf('=') + 1));
+    }
+    if (given.length === 0) given.push(joinWords(args.filter((w) => !w.text.startsWith('-'))));
+    for (const statement of given) sqlFindings(f, statement);
     for (const r of cmd.redirects) if ((r.kind === 'heredoc' || r.kind === 'herestring') && r.body !== null) sqlFindings(f, r.body);
     const upstream = cmd.pipeFrom;
     if (upstream !== null && upstream.length === 1 && /^(?:echo|printf)$/.test(programName(upstream[0]?.argv[0]?.text ?? ''))) sqlFindings(f, joinWords((upstream[0] as SimpleCommand).argv.slice(1)));
@@ -980,7 +988,9 @@ class Analysis {
       }
       case 'xargs': case 'parallel': {
         if (this.v5) this.perMatch = true;
-        const o = readOptions(args, new Set(['I', 'i', 'L', 'l', 'n', 'P', 's', 'd', 'E', 'e', 'a', 'j', 'replace', 'max-lines', 'max-args', 'max-procs', 'delimiter', 'arg-file', 'eof', 'jobs', 'S']), name === 'xargs');
+        // Version 5: -0 is xargs's --null (a flag), not an operand.
+        const options = this.v5 && args.some((w) => w.text === '-0') ? args.map((w) => (w.text === '-0' ? { ...w, text: '--null' } : w)) : args;
+        const o = readOptions(options, new Set(['I', 'i', 'L', 'l', 'n', 'P', 's', 'd', 'E', 'e', 'a', 'j', 'replace', 'max-lines', 'max-args', 'max-procs', 'delimiter', 'arg-file', 'eof', 'jobs', 'S']), name === 'xargs');
         const file = o.values.get('a') ?? o.values.get('arg-file');
         if (file !== undefined) this.touch(file.text, 'read');
         let inner = [...o.operands];
@@ -995,7 +1005,8 @@ class Analysis {
         const literalInput = source !== undefined && /^(?:echo|printf)$/.test(programName(source.argv[0]?.text ?? '')) && !anyDynamic(source.argv) ? source.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text)).flatMap((w) => w.text.split(/\s+/).filter((t) => t !== '').map(word)) : null;
         const unknown: Word = { ...word('$(stdin)'), dynamic: true };
         if (literalInput !== null && literalInput.length > 0 && o.values.get('I') === undefined && o.values.get('i') === undefined && o.values.get('replace') === undefined && name === 'xargs') return [...inner, ...literalInput];
-        if (placeholder !== undefined) inner = inner.map((w) => (w.text.includes(placeholder.text || '{}') ? { ...w, text: w.text.replace(placeholder.text || '{}', '$(stdin)'), dynamic: true } : w));
+        // Version 5: every occurrence of the placeholder is the input, not only the first.
+        if (placeholder !== undefined) inner = inner.map((w) => (w.text.includes(placeholder.text || '{}') ? { ...w, text: this.v5 ? w.text.split(placeholder.text || '{}').join('$(stdin)') : w.text.replace(placeholder.text || '{}', '$(stdin)'), dynamic: true } : w));
         else if (name === 'parallel') inner = inner.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', '$(stdin)'), dynamic: true } : w));
         return [...inner, unknown];
       }

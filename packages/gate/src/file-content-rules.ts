@@ -57,15 +57,15 @@ const PYTHON_SOURCE = /(?:^|\s|["'=@])(?:git\+|hg\+|svn\+|bzr\+)[a-z]+:\/\/|(?:^
 /** go.mod: a replace of a module by another module path (a local ./ or ../ path is a workspace, not a fork). */
 const GO_REPLACE = /(?:^|\n)\s*(?:replace\s+)?[^\s=]+(?:\s+v[\w.+-]+)?\s+=>\s+(?![./])[a-z0-9.-]+\.[a-z]{2,}\//i;
 /** Cargo.toml, Gemfile, composer.json: git sources, HTTP sources. */
-const OTHER_SOURCE = /\bgit\s*=\s*["']|\b(?:git|github|gitlab|bitbucket)\s*:\s*["']|\bsource\s*\(?\s*["']http:\/\/|"type"\s*:\s*"(?:vcs|git|github)"|\bregistry\s*=\s*["']http:\/\//i;
+const OTHER_SOURCE = /\bgit\s*=\s*["']|\b(?:git|github|gitlab|bitbucket)\s*:\s*["']|\bsource\s*\(?\s*["']http:\/\/|"type"\s*:\s*"(?:vcs|git|github)"|\b(?:npmregistryserver|registry)\s*[:=]?\s*["']?http:\/\//i;
 
 /** Adds `supply_chain.dependency_source` when `content` (all of a manifest, or the new text of an edit) points a dependency elsewhere. */
 export function manifestFindings(findings: Findings, path: string, content: string): void {
   const text = content.length > 65_536 ? content.slice(0, 65_536) : content;
   const base = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
   const found =
-    base === 'package.json' || base === 'composer.json' || base === 'deno.json' || base === 'deno.jsonc' || base === 'import_map.json'
-      ? PACKAGE_JSON_SOURCE.test(text) || OTHER_SOURCE.test(text)
+    base === 'package.json' || base === 'deno.json' || base === 'deno.jsonc' || base === 'import_map.json'
+      ? PACKAGE_JSON_SOURCE.test(text)
       : base === 'go.mod'
         ? GO_REPLACE.test(text)
         : base.startsWith('requirements') || base.startsWith('constraints') || base === 'pipfile' || base === 'pyproject.toml' || base === 'setup.cfg'

@@ -12,7 +12,7 @@ const PRIVATE_KEY = /-----BEGIN (?:RSA |OPENSSH |EC |DSA |PGP |ENCRYPTED )?PRIVA
 /** Provider tokens by prefix and length (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, npm, PyPI, Hugging Face, SendGrid). */
 const PROVIDER_TOKEN = /(?:^|[^A-Za-z0-9])(?:AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_live_[A-Za-z0-9]{16,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{40,}|hf_[A-Za-z0-9]{30,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,})(?![A-Za-z0-9])/;
 /** `password=value`, `api_key: value`, with a value of six characters or more. */
-const ASSIGNED_SECRET = /\b(?:password|passwd|pwd|secret|client[_-]?secret|api[_-]?key|access[_-]?key|secret[_-]?key|auth[_-]?token|access[_-]?token|private[_-]?key)\s*[=:]\s*["']?([^\s"',;]{6,})/gi;
+const ASSIGNED_SECRET = /\b(?:password|passwd|pwd|secret|client[_-]?secret|api[_-]?key|access[_-]?key|secret[_-]?key|(?:aws[_-]?)?secret[_-]?access[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key)["']?\s*[=:]\s*["']?([^\s"',;]{6,})/gi;
 /** Values that stand for a secret without being one. */
 const PLACEHOLDER = /^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_][\w]*\}?|\{\{[^}]*\}\}|%[A-Za-z_]+%|(?:your|my|the|some|example|changeme|placeholder|redacted|hidden|secret|password|passwd|token|none|null|undefined|required|optional|env|string)[\w-]*)$/i;
 

@@ -60,3 +60,26 @@ export function sqlArgumentFindings(findings: Findings, args: unknown): void {
   };
   visit(args, 'query', 0);
 }
+
+/** Tool names (server and tool part) that name a database: `mcp__mysql__execute` runs statements though its tool part says "execute". */
+const DATABASE_TOOL = /(?:^|__|[._/:-])(?:postgres|postgresql|pg|mysql|mariadb|sqlite|mssql|sqlserver|oracle|db|database|supabase|neon|planetscale|cockroach|cockroachdb|bigquery|snowflake|redshift|clickhouse|duckdb|mongo|mongodb|dynamodb|firestore|sql)(?:__|[._/:-]|$)/i;
+
+/** True when a tool's whole name names a database. */
+export function namesDatabase(tool: string): boolean {
+  return DATABASE_TOOL.test(tool);
+}
+
+/** A document store's tool that changes documents (`update_many`, `delete_many`, `remove`). */
+const CHANGING_TOOL = /(?:^|_)(?:update|delete|remove|replace)(?:_many|_all|_documents|_items|_rows)?$/;
+const FILTER_KEY = /^(?:filter|query|where|selector|condition|match)$/i;
+
+/** Adds `destructive.sql_unbounded` when a database tool that changes documents is given an empty filter (`{"filter": {}}`). */
+export function structuredUnboundedFindings(findings: Findings, canonicalTool: string, args: unknown): void {
+  if (!CHANGING_TOOL.test(canonicalTool) || typeof args !== 'object' || args === null || Array.isArray(args)) return;
+  for (const key in args) {
+    if (!Object.hasOwn(args, key) || !FILTER_KEY.test(key)) continue;
+    const filter = (args as Record<string, unknown>)[key];
+    const empty = (typeof filter === 'object' && filter !== null && !Array.isArray(filter) && Object.keys(filter).length === 0) || (typeof filter === 'string' && /^\s*(?:\{\s*\}|\*|)\s*$/.test(filter));
+    if (empty) findings.add(R.sqlUnbounded);
+  }
+}

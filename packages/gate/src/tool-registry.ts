@@ -59,6 +59,8 @@ const READ_WORDS = /(?:^|_)(?:read|view|cat|open|get_file|load|show)(?:_|$)/;
 const WRITE_WORDS = /(?:^|_)(?:write|create|save|put|append|upload|edit|patch|replace|insert|update|modify|overwrite|touch|mkdir|chmod|chown|set)(?:_|$)/;
 const DELETE_WORDS = /(?:^|_)(?:delete|remove|rm|unlink|destroy|drop|purge|wipe|erase|trash|terminate|truncate|uninstall|teardown|deprovision|kill)(?:_|$)/;
 const SCALING_WORDS = /(?:^|_)(?:scale|resize|autoscale|set_replicas|update_replicas|desired)(?:_|$)/;
+/** Version 5: argument names of what a fetch tool sends. */
+const BODY_KEY = /^(?:body|data|json|payload|form|form_data|content|post_data|params|query_params)$/;
 /** Version 5: words of tools that send what they are given to people or places (messages, posts, mail, comments, webhooks). */
 const SENDING_WORDS = /(?:^|_)(?:post|posts|send|message|messages|msg|reply|comment|comments|tweet|toot|notify|notification|publish|share|email|mail|sms|chat|webhook|dm|forward|broadcast|announce|paste|gist|issue|issues|discussion|status|say|text|whatsapp|telegram|slack|discord|teams)(?:_|$)/;
 /** Verbs of an unknown tool's words, as bits: delete 1, write 2, scaling 4, sending 8 (read from version 5). */
@@ -388,6 +390,10 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
     case 'fetch':
       walk(object, '', visitFetch, 0);
       findings.add(R.fetch);
+      // Version 5: a secret in the body a fetch tool sends (POST data, JSON, a form) leaves with the request.
+      if (analysis.v5) {
+        for (const key in object) if (Object.hasOwn(object, key) && BODY_KEY.test(key.toLowerCase()) && argumentsHoldSecret(object[key])) findings.add(R.secretInMessage);
+      }
       break;
     case 'git': {
       const name = canonicalToolName(tool);
