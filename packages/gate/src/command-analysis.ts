@@ -134,10 +134,11 @@ function dependencyVariableUnsafe(name: string, value: string): boolean {
   switch (name) {
     case 'GOSUMDB':
       return /^off$/i.test(v) || !/^(?:sum\.golang\.org|sum\.golang\.google\.cn)/i.test(v);
-    case 'GONOSUMDB': case 'GONOSUMCHECK': case 'GONOSUMVERIFY': case 'GOINSECURE': case 'PIP_TRUSTED_HOST': case 'GIT_SSL_NO_VERIFY': case 'COMPOSER_DISABLE_TLS':
+    case 'GOINSECURE': case 'PIP_TRUSTED_HOST': case 'GIT_SSL_NO_VERIFY': case 'COMPOSER_DISABLE_TLS':
       return !/^(?:0|false|no)$/i.test(v);
-    case 'GOPRIVATE':
-      return /(?:^|,)\*(?:,|$)/.test(v);
+    case 'GONOSUMDB': case 'GONOSUMCHECK': case 'GONOSUMVERIFY': case 'GOPRIVATE':
+      // A private organisation's modules (github.com/acme/*) skip the public checksum database by design; everything, or a whole host, does not.
+      return /^(?:1|true|on)$/i.test(v) || v.split(',').some((entry) => entry === '*' || /^[^/]+$/.test(entry) || /^[^/]+\/\*$/.test(entry));
     case 'GOFLAGS':
       return /(?:^|\s)-insecure\b/.test(v);
     case 'NPM_CONFIG_STRICT_SSL': case 'YARN_ENABLE_STRICT_SSL':
@@ -191,7 +192,7 @@ const COMPILER_VALUES: ReadonlySet<string> = new Set(['o', 'I', 'L', 'l', 'D', '
 const GPG_VALUES: ReadonlySet<string> = new Set(['r', 'recipient', 'o', 'output', 'passphrase', 'passphrase-file', 'passphrase-fd', 'u', 'local-user', 'homedir', 'cipher-algo', 'compress-algo', 'digest-algo', 's2k-cipher-algo', 's2k-digest-algo', 'pinentry-mode', 'trust-model', 'z', 'default-key']);
 /** Version 5: ports and host names of data stores that answer HTTP (Elasticsearch/OpenSearch, CouchDB, Solr, InfluxDB, etcd, Consul, ClickHouse, Qdrant, Neo4j, ArangoDB, Couchbase, Milvus). */
 const DATA_STORE_PORTS: ReadonlySet<string> = new Set(['9200', '9300', '5984', '8983', '8086', '2379', '4001', '8500', '8123', '6333', '7474', '8529', '8091', '19530', '8108']);
-const DATA_STORE_HOST = /(?:^|[.-])(?:es|elastic|elasticsearch|opensearch|couch|couchdb|solr|influx|influxdb|etcd|consul|clickhouse|qdrant|weaviate|milvus|neo4j|arangodb|couchbase|meilisearch|typesense)(?:[.-]|\d|$)/;
+const DATA_STORE_HOST = /(?:^|[.-])(?:es(?:[.-]|\d)|(?:elastic|elasticsearch|opensearch|couch|couchdb|solr|influx|influxdb|etcd|consul|clickhouse|qdrant|weaviate|milvus|neo4j|arangodb|couchbase|meilisearch|typesense)(?:[.-]|\d|$))/;
 /** Version 5: payment providers' APIs through which money moves (host and path, lowercase). */
 const PAYMENT_API = /^(?:api\.stripe\.com\/v1\/(?:transfers|payouts|refunds|charges|payment_intents|topups|invoices\/[^/]+\/pay|application_fees|treasury|issuing|transfer_reversals|checkout\/sessions|payment_links)|api(?:-m)?(?:\.sandbox)?\.paypal\.com\/v[12]\/(?:payments|checkout\/orders|billing)|(?:connect|api)\.squareup(?:sandbox)?\.com\/v2\/(?:payments|refunds|transfers)|api\.(?:transferwise|wise)\.com\/v\d\/(?:transfers|profiles\/[^/]+\/transfers|quotes)|(?:[a-z0-9-]+\.)?adyen\.com\/\S*(?:payments|payouts|transfers)|api\.razorpay\.com\/v1\/(?:payouts|payments|refunds|transfers)|api\.gocardless\.com\/(?:payments|refunds|payouts)|api\.coinbase\.com\/v2\/accounts\/[^/]+\/transactions|(?:production|sandbox|development)\.plaid\.com\/transfer|api\.mollie\.com\/v2\/(?:payments|refunds)|api\.checkout\.com\/(?:payments|transfers)|api\.mercury\.com\/api\/v1\/account\/[^/]+\/transactions|api\.revolut\.com\/(?:pay|transfer)|api\.braintreegateway\.com\/)/;
 /** Version 5: boolean options of aws (every other long option takes a value). */
