@@ -2,7 +2,7 @@ import { hasOption, programName, readOptions, type Options } from './argv.js';
 import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
-import { DEPENDENCY_MANIFEST, kubernetesManifestFindings, manifestFindings } from './file-content-rules.js';
+import { DEPENDENCY_MANIFEST, kubernetesManifestFindings, manifestFindings, writtenContentFindings } from './file-content-rules.js';
 import { sqlFindings } from './sql-rules.js';
 import { ruleIndex } from './command-rules.js';
 import { Findings, R } from './findings.js';
@@ -491,6 +491,7 @@ class Analysis {
   readV5(name: string, first: Word, args: readonly Word[], cmd: Command, depth: number): void {
     const f = this.findings;
     if (name === 'cat' || name === 'tee') this.rememberHereDocument(name, args, cmd);
+    if ((name === 'cat' || name === 'tee' || name === 'echo' || name === 'printf') && (name === 'tee' || cmd.redirects.some((r) => r.kind === 'write'))) this.writtenContent(name, args, cmd);
     // A program compiled earlier in the same command, now run: on a setuid program or the account files, it is an exploit.
     if (this.compiled.size > 0 && first.text.includes('/') && this.compiled.has(pathFacts(this.resolve(first.text)).normal) && (args.some((w) => SETUID_TARGET.test(w.text)) || (pathFacts(first.text).classes & PathClass.temp) !== 0 && EXPLOIT_NAME.test(first.text))) f.add(R.localExploit);
     // A shell or interpreter whose streams are a socket opened earlier (zsh: ztcp, then zsh >&$REPLY).
@@ -571,6 +572,14 @@ class Analysis {
     if (body === undefined || body === null) return;
     const targets = name === 'tee' ? args.filter((w) => !w.text.startsWith('-')).map((w) => w.text) : cmd.redirects.filter((r) => r.kind === 'write').map((r) => r.target.text);
     for (const target of targets) if (this.written.size < 64) this.written.set(pathFacts(this.resolve(target)).normal, body);
+  }
+
+  /** Version 5: text written into a workflow, a manifest or a build script by echo, printf, or a here-document through cat or tee: read as a Write of it is. */
+  writtenContent(name: string, args: readonly Word[], cmd: Command): void {
+    const content = name === 'echo' || name === 'printf' ? joinWords(args.filter((w) => !/^-[neE]+$/.test(w.text))) : cmd.redirects.find((r) => (r.kind === 'heredoc' || r.kind === 'herestring') && r.body !== null)?.body;
+    if (content === undefined || content === null || content === '') return;
+    const targets = name === 'tee' ? args.filter((w) => !w.text.startsWith('-')).map((w) => w.text) : cmd.redirects.filter((r) => r.kind === 'write').map((r) => r.target.text);
+    for (const target of targets) writtenContentFindings(this.findings, this.resolve(target), [content], analyzeShell, analyzeCode);
   }
 
   /** Version 5: a compiler's output (remembered, to know it when it is run) and whether its sources are named as exploits. */
@@ -1384,6 +1393,8 @@ class Analysis {
         i = end;
       }
     }
+    // Version 5: files encrypted per match and then deleted by find itself.
+    if (this.v5 && this.encrypted.size > 0 && args.some((w) => w.text === '-delete')) f.add(R.dataEncrypted);
     return inner;
   }
 

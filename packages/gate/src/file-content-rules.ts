@@ -10,9 +10,45 @@ import { R, type Findings } from './findings.js';
  *   unofficial index;
  * - Kubernetes manifests giving a pod the host (the fields version 4 reads in
  *   `kubectl run --overrides`, in YAML as in JSON).
- * Build scripts (setup.py, build.rs, conftest.py, ...) are code: the tool
- * registry reads them with the inline-code reading.
+ * Build scripts (setup.py, build.rs, conftest.py, ...) are code, read as
+ * inline code is. One reading for every writer: the tool registry (Write,
+ * Edit) and the shell (`cat > f <<EOF`, `echo ... >> f`) call
+ * {@link writtenContentFindings}.
  */
+
+/** Findings that mean harm wherever a command runs: read from such files' content (their other commands are the project's own business). */
+export const SEVERE_IN_SCRIPTS: ReadonlySet<number> = new Set([R.remotePipeShell, R.reverseShell, R.upload, R.decoded, R.loader, R.credentialFile, R.downloadExec, R.rootDelete, R.disk, R.forkBomb, R.ledgerTamper, R.ssh, R.shellStartup, R.sudoersPam]);
+
+/**
+ * Version 5: files that run as code when a project is built, installed or
+ * tested (setup.py, conftest.py, build.rs, Gradle and CMake scripts, gemspecs,
+ * .pth files, ...): their content is read as inline code is, and what means
+ * harm wherever it runs holds the write.
+ */
+const BUILD_SCRIPT_FILE = /(?:^|\/)(?:setup\.py|conftest\.py|noxfile\.py|fabfile\.py|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|build\.rs|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|rakefile|[^/]+\.gemspec|extconf\.rb|makefile\.pl|build\.pl|binding\.gyp|cmakelists\.txt|[^/]+\.cmake|build\.sbt|mix\.exs)$/;
+
+/**
+ * Version 5: what new content of a CI workflow, a dependency manifest or a
+ * build script means. `readShell` and `readCode` are the shell and
+ * inline-code readings (command-analysis.ts); of them only what means harm
+ * wherever it runs ({@link SEVERE_IN_SCRIPTS}) is kept.
+ */
+export function writtenContentFindings(findings: Findings, path: string, contents: readonly string[], readShell: (text: string) => readonly number[], readCode: (text: string) => readonly number[]): void {
+  const lower = path.toLowerCase();
+  const workflow = CI_WORKFLOW_FILE.test(lower);
+  const manifest = DEPENDENCY_MANIFEST.test(lower);
+  const build = BUILD_SCRIPT_FILE.test(lower);
+  if (!workflow && !manifest && !build) return;
+  const severe = (found: readonly number[]): void => {
+    for (const index of found) if (SEVERE_IN_SCRIPTS.has(index)) findings.add(index);
+  };
+  for (const content of contents) {
+    if (workflow) workflowFindings(findings, content, (line) => severe(readShell(line)));
+    if (manifest) manifestFindings(findings, lower, content);
+    if (build) severe(readCode(content));
+  }
+}
+
 
 /** CI workflow files (GitHub Actions, GitLab CI, CircleCI, Azure Pipelines, Bitbucket, Buildkite, Drone). */
 export const CI_WORKFLOW_FILE = /(?:^|\/)(?:\.github\/workflows\/[^/]+\.ya?ml|\.github\/actions\/[^/]+\/action\.ya?ml|action\.ya?ml|\.gitlab-ci\.yml|\.circleci\/config\.yml|azure-pipelines\.ya?ml|bitbucket-pipelines\.yml|\.buildkite\/pipeline\.ya?ml|\.drone\.ya?ml|\.travis\.yml)$/;

@@ -3,7 +3,7 @@ import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
-import { CI_WORKFLOW_FILE, DEPENDENCY_MANIFEST, manifestFindings, workflowFindings } from './file-content-rules.js';
+import { SEVERE_IN_SCRIPTS, writtenContentFindings } from './file-content-rules.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { argumentsHoldSecret } from './secret-shapes.js';
 import { touchPath, type PathAction } from './path-rules.js';
@@ -371,7 +371,7 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
       visitWritten = NO_STRINGS;
       visitPaths = NO_STRINGS;
       if (visitExecuted && object.command !== 'view') for (const content of written) scriptFindings(findings, content);
-      if (analysis.v5 && object.command !== 'view') for (const path of paths) writtenFileFindings(findings, path, written);
+      if (analysis.v5 && object.command !== 'view') for (const path of paths) writtenContentFindings(findings, path, written, analyzeShell, analyzeCode);
       if (typeof object.mode === 'string' || typeof object.mode === 'number') {
         const mode = String(object.mode);
         if (/^0?[2467][0-7]{3}$/.test(mode) || /s/.test(mode)) findings.add(R.setuid);
@@ -435,8 +435,6 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
  * scripts). Writing commands into them is running those commands later.
  */
 const EXECUTED_FILE = /(?:^|\/)(?:package\.json|makefile|gnumakefile|justfile|taskfile\.ya?ml|dockerfile|containerfile|(?:docker-)?compose\.ya?ml|\.gitlab-ci\.yml|jenkinsfile|setup\.py|conftest\.py|tasks\.json|[^/]+\.(?:sh|bash|zsh|command|ps1)|\.husky\/[^/]+|\.circleci\/config\.yml|\.github\/workflows\/[^/]+\.ya?ml)$/;
-/** Findings that mean harm wherever a command runs: read from such files' content (their other commands are the project's own business). */
-const SEVERE_IN_SCRIPTS: ReadonlySet<number> = new Set([R.remotePipeShell, R.reverseShell, R.upload, R.decoded, R.loader, R.credentialFile, R.downloadExec, R.rootDelete, R.disk, R.forkBomb, R.ledgerTamper, R.ssh, R.shellStartup, R.sudoersPam]);
 const SCRIPT_PREFIX = /^(?:-\s*)?(?:(?:run|script|command|cmd|entrypoint|before_script|after_script|args)\s*:\s*[|>]?-?\s*|(?:RUN|CMD|ENTRYPOINT)\s+(?:\[\s*)?)/i;
 
 /** The severe findings of the commands in a file's new content (lines, quoted JSON strings, YAML run: and Dockerfile RUN), bounded. */
@@ -451,33 +449,6 @@ function scriptFindings(findings: Findings, content: string): void {
       for (const index of analyzeShell(candidate)) if (SEVERE_IN_SCRIPTS.has(index)) findings.add(index);
     }
   }
-}
-
-/**
- * Version 5: files that run as code when a project is built, installed or
- * tested (setup.py, conftest.py, build.rs, Gradle and CMake scripts, gemspecs,
- * .pth files, ...): their content is read as inline code is, and what means
- * harm wherever it runs holds the write.
- */
-const BUILD_SCRIPT_FILE = /(?:^|\/)(?:setup\.py|conftest\.py|noxfile\.py|fabfile\.py|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|build\.rs|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|rakefile|[^/]+\.gemspec|extconf\.rb|makefile\.pl|build\.pl|binding\.gyp|cmakelists\.txt|[^/]+\.cmake|build\.sbt|mix\.exs)$/;
-
-/** Version 5: what the new content of a CI workflow, a dependency manifest or a build script means. */
-function writtenFileFindings(findings: Findings, path: string, contents: readonly string[]): void {
-  const lower = path.toLowerCase();
-  const workflow = CI_WORKFLOW_FILE.test(lower);
-  const manifest = DEPENDENCY_MANIFEST.test(lower);
-  const build = BUILD_SCRIPT_FILE.test(lower);
-  if (!workflow && !manifest && !build) return;
-  for (const content of contents) {
-    if (workflow) workflowFindings(findings, content, (line) => severeFindings(findings, analyzeShell(line)));
-    if (manifest) manifestFindings(findings, lower, content);
-    if (build) severeFindings(findings, analyzeCode(content));
-  }
-}
-
-/** Adds the findings of `found` that mean harm wherever a command runs (SEVERE_IN_SCRIPTS). */
-function severeFindings(findings: Findings, found: readonly number[]): void {
-  for (const index of found) if (SEVERE_IN_SCRIPTS.has(index)) findings.add(index);
 }
 
 /** Structured calls that say in fields what a command line would say in flags (`{replicas: 0}`). `scaling`: the call's words name scaling. */
