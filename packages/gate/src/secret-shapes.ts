@@ -1,3 +1,5 @@
+import { BoundedCache } from './bounded-cache.js';
+
 /**
  * Rules version 5: the shapes of secrets in free text, for what a messaging,
  * posting or sending tool sends. A secret is something whose form says it is
@@ -16,9 +18,16 @@ const ASSIGNED_SECRET = /\b(?:password|passwd|pwd|secret|client[_-]?secret|api[_
 /** Values that stand for a secret without being one. */
 const PLACEHOLDER = /^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_][\w]*\}?|\{\{[^}]*\}\}|%[A-Za-z_]+%|(?:your|my|the|some|example|changeme|placeholder|redacted|hidden|secret|password|passwd|token|none|null|undefined|required|optional|env|string)[\w-]*)$/i;
 
-/** True when `text` holds a secret by its shape. */
+/** Texts already read (messages and bodies repeat: templates, notifications). */
+const secretMemo = new BoundedCache<boolean>(16_384, 2048);
+
+/** True when `text` holds a secret by its shape (remembered per text). */
 export function holdsSecret(text: string): boolean {
   if (text.length < 8) return false;
+  return secretMemo.get(text, readSecret);
+}
+
+function readSecret(text: string): boolean {
   const bounded = text.length > 65_536 ? text.slice(0, 65_536) : text;
   if (PRIVATE_KEY.test(bounded) || PROVIDER_TOKEN.test(bounded)) return true;
   if (bounded.indexOf('://') !== -1) {
@@ -30,18 +39,22 @@ export function holdsSecret(text: string): boolean {
   return false;
 }
 
+/** Nodes {@link argumentsHoldSecret} may still visit (argumentsHoldSecret is synchronous and never re-entered). */
+let secretBudget = 0;
+
+function visitForSecret(value: unknown, depth: number): boolean {
+  if (depth > 8 || --secretBudget < 0) return false;
+  if (typeof value === 'string') return holdsSecret(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (visitForSecret(value[i], depth + 1)) return true;
+    return false;
+  }
+  if (typeof value === 'object' && value !== null) for (const key in value) if (Object.hasOwn(value, key) && visitForSecret((value as Record<string, unknown>)[key], depth + 1)) return true;
+  return false;
+}
+
 /** True when any string of `args` (a bounded walk) holds a secret by its shape. */
 export function argumentsHoldSecret(args: unknown): boolean {
-  let budget = 512;
-  const visit = (value: unknown, depth: number): boolean => {
-    if (depth > 8 || --budget < 0) return false;
-    if (typeof value === 'string') return holdsSecret(value);
-    if (Array.isArray(value)) {
-      for (const item of value) if (visit(item, depth + 1)) return true;
-      return false;
-    }
-    if (typeof value === 'object' && value !== null) for (const key in value) if (Object.hasOwn(value, key) && visit((value as Record<string, unknown>)[key], depth + 1)) return true;
-    return false;
-  };
-  return visit(args, 0);
+  secretBudget = 512;
+  return visitForSecret(args, 0);
 }

@@ -1,3 +1,4 @@
+import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
 
 /**
@@ -64,9 +65,12 @@ export function sqlArgumentFindings(findings: Findings, args: unknown): void {
 /** Tool names (server and tool part) that name a database: `mcp__mysql__execute` runs statements though its tool part says "execute". */
 const DATABASE_TOOL = /(?:^|__|[._/:-])(?:postgres|postgresql|pg|mysql|mariadb|sqlite|mssql|sqlserver|oracle|db|database|supabase|neon|planetscale|cockroach|cockroachdb|bigquery|snowflake|redshift|clickhouse|duckdb|mongo|mongodb|dynamodb|firestore|sql)(?:__|[._/:-]|$)/i;
 
-/** True when a tool's whole name names a database. */
+const databaseToolMemo = new BoundedCache<boolean>(65_536, 256);
+const testDatabaseTool = (tool: string): boolean => DATABASE_TOOL.test(tool);
+
+/** True when a tool's whole name names a database (remembered per name: tool names repeat call after call). */
 export function namesDatabase(tool: string): boolean {
-  return DATABASE_TOOL.test(tool);
+  return databaseToolMemo.get(tool, testDatabaseTool);
 }
 
 /** A document store's tool that changes documents (`update_many`, `delete_many`, `remove`). */
