@@ -235,7 +235,7 @@ class Analysis {
   perMatch = false;
   /** Version 5: programs compiled earlier in the same command (normal paths of their outputs). */
   readonly compiled = new Set<string>();
-  /** Version 5: files encrypted earlier in the same command (their input words, as written). */
+  /** Version 5: files encrypted earlier in the same command (normal paths of their inputs). */
   readonly encrypted = new Set<string>();
   /** Version 5: text written into files by here-documents earlier in the same command (normal path to text). */
   readonly written = new Map<string, string>();

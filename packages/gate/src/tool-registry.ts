@@ -392,7 +392,7 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
       findings.add(R.fetch);
       // Version 5: a secret in the body a fetch tool sends (POST data, JSON, a form) leaves with the request.
       if (analysis.v5) {
-        for (const key in object) if (Object.hasOwn(object, key) && BODY_KEY.test(key.toLowerCase()) && argumentsHoldSecret(object[key])) findings.add(R.secretInMessage);
+        for (const key in object) if (Object.hasOwn(object, key) && BODY_KEY.test(lowerKey(key)) && argumentsHoldSecret(object[key])) findings.add(R.secretInMessage);
       }
       break;
     case 'git': {
