@@ -10,9 +10,9 @@ import { Findings } from './findings.js';
 import { moneyFindings } from './money.js';
 import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
 import { setAnalysisVersion } from './analysis-version.js';
-import { callFindings, canonicalToolName, type ToolKind } from './tool-registry.js';
+import { callFindings, type ToolKind } from './tool-registry.js';
 import { SIGNAL_RULES } from './signal-rules.js';
-import { namesDatabase, sqlArgumentFindings, structuredUnboundedFindings } from './sql-rules.js';
+import { sqlArgumentFindings, structuredUnboundedFindings } from './sql-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
 /** What the classifier found: the tier, the risk score and the rules behind them. */
@@ -212,11 +212,11 @@ export function classifyInto(
     if (sqlText !== '') fireAll(sqlPatternMemo.get(sqlText, matchSql), out);
     setAnalysisVersion(rulesVersion);
     // Version 5: statements of database tools (by either part of their name) that change every row (no WHERE, or one that holds for all).
-    if (rulesVersion >= 5 && (sqlText !== '' || namesDatabase(text(proposal.tool)))) {
+    if (rulesVersion >= 5 && (sqlText !== '' || views.tool.databaseName)) {
       const sql = sqlScratch;
       sql.reset();
       sqlArgumentFindings(sql, proposal.args);
-      structuredUnboundedFindings(sql, canonicalToolName(text(proposal.tool)), proposal.args);
+      structuredUnboundedFindings(sql, views.tool.changesDocuments, proposal.args);
       for (let i = 0; i < sql.list.length; i++) fireCommand(sql.list[i] as number, out);
     }
     const found = callFindings(text(proposal.tool), views.verbs, proposal.args, views.execTool, kind);

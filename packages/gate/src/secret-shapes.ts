@@ -23,7 +23,8 @@ const secretMemo = new BoundedCache<boolean>(16_384, 2048);
 
 /** True when `text` holds a secret by its shape (remembered per text). */
 export function holdsSecret(text: string): boolean {
-  if (text.length < 8) return false;
+  // Every shape needs 20 characters (a token), or a `:` or `=` (a URL's password, an assignment); a key block has both.
+  if (text.length < 8 || (text.length < 20 && text.indexOf(':') === -1 && text.indexOf('=') === -1)) return false;
   return secretMemo.get(text, readSecret);
 }
 

@@ -1,5 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
+import { canonicalToolName } from './tool-registry.js';
 
 /**
  * Rules version 5: statements that change every row. An UPDATE or DELETE
@@ -24,62 +25,72 @@ function unbounded(statement: string): boolean {
   return !WHERE.test(statement) || ALWAYS_TRUE.test(statement);
 }
 
-/** Adds `destructive.sql_unbounded` when `text` (one or more statements) changes every row of a table. */
-export function sqlFindings(findings: Findings, text: string): void {
-  if (text.length === 0) return;
+/** True when `text` (one or more statements) changes every row of a table or every document of a collection. */
+function changesEveryRow(text: string): boolean {
   const bounded = text.length > 65_536 ? text.slice(0, 65_536) : text;
-  if (EVERY_DOCUMENT.test(bounded)) {
-    findings.add(R.sqlUnbounded);
-    return;
-  }
+  if (EVERY_DOCUMENT.test(bounded)) return true;
   // Statements end at `;`; a statement's WHERE must be its own.
   let start = 0;
   for (let count = 0; start <= bounded.length && count < 256; count++) {
     const end = bounded.indexOf(';', start);
-    const statement = bounded.slice(start, end === -1 ? bounded.length : end + 1);
-    if (unbounded(statement)) {
-      findings.add(R.sqlUnbounded);
-      return;
-    }
-    if (end === -1) return;
+    if (unbounded(bounded.slice(start, end === -1 ? bounded.length : end + 1))) return true;
+    if (end === -1) return false;
     start = end + 1;
   }
+  return false;
+}
+/** Statements repeat call after call (a tool's fixed queries): each text is read once (bounded). */
+const statementMemo = new BoundedCache<boolean>(16_384, 4096);
+
+/** Adds `destructive.sql_unbounded` when `text` (one or more statements) changes every row of a table. */
+export function sqlFindings(findings: Findings, text: string): void {
+  if (text.length === 0) return;
+  if (statementMemo.get(text, changesEveryRow)) findings.add(R.sqlUnbounded);
 }
 
 /** Argument names that hold statements. */
 const STATEMENT_KEY = /^(?:query|queries|sql|statement|statements|stmt|command|commands|q|script|cypher|aql|filter|update)$/i;
 
+/** Nodes {@link sqlArgumentFindings} may still visit (synchronous, never re-entered). */
+let statementBudget = 0;
+
+function visitStatements(findings: Findings, value: unknown, key: string, depth: number): void {
+  if (depth > 8 || --statementBudget < 0) return;
+  if (typeof value === 'string') {
+    if (STATEMENT_KEY.test(key)) sqlFindings(findings, value);
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) visitStatements(findings, value[i], key, depth + 1);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const name in value) if (Object.hasOwn(value, name)) visitStatements(findings, (value as Record<string, unknown>)[name], name, depth + 1);
+  }
+}
+
 /** Reads the statements of a database tool's arguments (strings under statement names, at any depth; bounded walk). */
 export function sqlArgumentFindings(findings: Findings, args: unknown): void {
-  let budget = 256;
-  const visit = (value: unknown, key: string, depth: number): void => {
-    if (depth > 8 || --budget < 0) return;
-    if (typeof value === 'string') {
-      if (STATEMENT_KEY.test(key)) sqlFindings(findings, value);
-    } else if (Array.isArray(value)) for (const item of value) visit(item, key, depth + 1);
-    else if (typeof value === 'object' && value !== null) for (const name in value) if (Object.hasOwn(value, name)) visit((value as Record<string, unknown>)[name], name, depth + 1);
-  };
-  visit(args, 'query', 0);
+  statementBudget = 256;
+  visitStatements(findings, args, 'query', 0);
 }
 
 /** Tool names (server and tool part) that name a database: `mcp__mysql__execute` runs statements though its tool part says "execute". */
 const DATABASE_TOOL = /(?:^|__|[._/:-])(?:postgres|postgresql|pg|mysql|mariadb|sqlite|mssql|sqlserver|oracle|db|database|supabase|neon|planetscale|cockroach|cockroachdb|bigquery|snowflake|redshift|clickhouse|duckdb|mongo|mongodb|dynamodb|firestore|sql)(?:__|[._/:-]|$)/i;
 
-const databaseToolMemo = new BoundedCache<boolean>(65_536, 256);
-const testDatabaseTool = (tool: string): boolean => DATABASE_TOOL.test(tool);
-
-/** True when a tool's whole name names a database (remembered per name: tool names repeat call after call). */
+/** True when a tool's whole name names a database (read once per tool name: proposal-views.ts keeps it in the tool's view). */
 export function namesDatabase(tool: string): boolean {
-  return databaseToolMemo.get(tool, testDatabaseTool);
+  return DATABASE_TOOL.test(tool);
 }
 
 /** A document store's tool that changes documents (`update_many`, `delete_many`, `remove`). */
 const CHANGING_TOOL = /(?:^|_)(?:update|delete|remove|replace)(?:_many|_all|_documents|_items|_rows)?$/;
 const FILTER_KEY = /^(?:filter|query|where|selector|condition|match)$/i;
 
-/** Adds `destructive.sql_unbounded` when a database tool that changes documents is given an empty filter (`{"filter": {}}`). */
-export function structuredUnboundedFindings(findings: Findings, canonicalTool: string, args: unknown): void {
-  if (!CHANGING_TOOL.test(canonicalTool) || typeof args !== 'object' || args === null || Array.isArray(args)) return;
+/** True when a tool's name (its tool part) says it changes documents (read once per tool name: proposal-views.ts keeps it in the tool's view). */
+export function changesDocuments(tool: string): boolean {
+  return CHANGING_TOOL.test(canonicalToolName(tool));
+}
+
+/** Adds `destructive.sql_unbounded` when a database tool that changes documents (`changing`: {@link changesDocuments}) is given an empty filter (`{"filter": {}}`). */
+export function structuredUnboundedFindings(findings: Findings, changing: boolean, args: unknown): void {
+  if (!changing || typeof args !== 'object' || args === null || Array.isArray(args)) return;
   for (const key in args) {
     if (!Object.hasOwn(args, key) || !FILTER_KEY.test(key)) continue;
     const filter = (args as Record<string, unknown>)[key];
