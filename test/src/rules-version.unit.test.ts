@@ -13,9 +13,9 @@ import { RULES_LATEST, RULES_V1, assertFailsAt, assertValid, recordDecision, ver
 // replays it with those, so changing a weight is a new version and never
 // breaks an old bundle.
 
-/** A hypothetical next version (number 5: 1-4 are released): version 1's classifier with the weight of `pattern.sudo` changed from 1.5 to 1.25, and version 2's KEY_REVOKED block. */
+/** A hypothetical next version (number 6: 1-5 are released): version 1's classifier with the weight of `pattern.sudo` changed from 1.5 to 1.25, and version 2's KEY_REVOKED block. */
 const NEXT: RulesSpec = {
-  version: 5,
+  version: 6,
   classify: (command: DecideCommand, state: GateState) => {
     const decision = gateDecide(command, state, { rulesVersion: 1 });
     return decision.reasons.includes('pattern.sudo') ? { ...decision, risk: decision.risk - 0.25 } : decision;
@@ -52,13 +52,13 @@ test('the changed weight changes the decision, and a decision replays with the v
 test('a decision naming a version with another rule\'s result fails at that decision', async () => {
   const ledger = new TestLedger();
   const proposal = ledger.propose(SUDO);
-  // Made by version 1 (risk with weight 1.5), but claiming version 5.
-  const { decision } = recordDecision(ledger, proposal, { rulesVersion: 5 }, { rules: RULES_V1 });
+  // Made by version 1 (risk with weight 1.5), but claiming version 6.
+  const { decision } = recordDecision(ledger, proposal, { rulesVersion: 6 }, { rules: RULES_V1 });
   assertFailsAt(await verify(ledger, { rules: WITH_NEXT }), 'POLICY_VIOLATION', decision.entry);
 });
 
 test('a decision naming a rules version the verifier does not know fails with POLICY_VIOLATION', async () => {
-  for (const rulesVersion of [5, 999]) {
+  for (const rulesVersion of [6, 999]) {
     const ledger = new TestLedger();
     const proposal = ledger.propose(SUDO);
     const { decision } = recordDecision(ledger, proposal, {}, { rules: { ...NEXT, version: rulesVersion } });

@@ -12,6 +12,7 @@ import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
 import { setAnalysisVersion } from './analysis-version.js';
 import { callFindings, type ToolKind } from './tool-registry.js';
 import { SIGNAL_RULES } from './signal-rules.js';
+import { sqlArgumentFindings, structuredUnboundedFindings } from './sql-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
 
 /** What the classifier found: the tier, the risk score and the rules behind them. */
@@ -44,6 +45,7 @@ const NET_FETCH_INDEX = PATTERN_RULES.findIndex((rule) => rule.id === 'pattern.n
 
 const FINANCIAL_INDEX = ALL_RULES.findIndex((rule) => rule.id === 'context.financial');
 const moneyScratch = new Findings();
+const sqlScratch = new Findings();
 /**
  * The clause of `behaviour.credentials` that reads credential words in
  * argument values. Version 2 reads the arguments of the tools it knows by
@@ -209,6 +211,14 @@ export function classifyInto(
     const sqlText = views.sqlTool && kind !== 'exec' ? views.args.normal : kind === 'unknown' && views.tool.sqlName ? views.args.normal : '';
     if (sqlText !== '') fireAll(sqlPatternMemo.get(sqlText, matchSql), out);
     setAnalysisVersion(rulesVersion);
+    // Version 5: statements of database tools (by either part of their name) that change every row (no WHERE, or one that holds for all).
+    if (rulesVersion >= 5 && (sqlText !== '' || views.tool.databaseName)) {
+      const sql = sqlScratch;
+      sql.reset();
+      sqlArgumentFindings(sql, proposal.args);
+      structuredUnboundedFindings(sql, views.tool.changesDocuments, proposal.args);
+      for (let i = 0; i < sql.list.length; i++) fireCommand(sql.list[i] as number, out);
+    }
     const found = callFindings(text(proposal.tool), views.verbs, proposal.args, views.execTool, kind);
     for (let i = 0; i < found.length; i++) fireCommand(found[i] as number, out);
   } else if (views.command !== '') {

@@ -26,6 +26,14 @@ const ENVIRONMENT = /\b(?:os\.environ|process\.env|%env|\$env\b|getenv|environ\b
 const EVALUATES = /\b(?:iex|invoke-expression)\b|\b(?:exec|eval)\s*\(/i;
 const DOWNLOADS = /\b(?:downloadstring|downloaddata|downloadfile|net\.webclient|webclient|invoke-webrequest|iwr|invoke-restmethod|irm|start-bitstransfer|urlopen|requests\.get|urllib\.request|http\.get|fetch)\b/i;
 const PRIVILEGE = /\b(?:setuid\(0\)|setgid\(0\)|os\.setuid|chmod\([^)]*0o?[2467][0-7]{3})/i;
+/** Version 5: process spawning that version 4 did not name (Rust, Go, Java, .NET, Deno, Bun). */
+const SHELL_CALLS_V5 = /\b(?:command::new|process::command|exec\.command|runtime\.getruntime\(\)\.exec|processbuilder|process\.start|deno\.(?:run|command)|bun\.spawn(?:sync)?|\$\.spawn|execa(?:sync|command)?|shelljs|child_process)\b/i;
+/** Version 5: sockets by module or constructor (`require("net")`, `socket.socket`, `TCPSocket.new`, `net.Dial`, `.connect(port, host)`). */
+const NETWORK_V5 = /require\(\s*['"](?:node:)?(?:net|tls|dgram)['"]\s*\)|from\s+['"](?:node:)?(?:net|tls|dgram)['"]|\bimport\s+(?:socket|asyncio|telnetlib)\b|\bsocket\.(?:socket|create_connection)\b|\btcpsocket\b|\bnet\.dial\b|\bnew\s+(?:java\.net\.)?socket\s*\(|\.connect\(\s*\d{2,5}\s*,|\bfsockopen\b|\bsocket::inet\b|\bio::socket\b|\bdeno\.connect\b/i;
+/** Version 5: a shell or the standard streams handed to a socket (version 4's pattern missed a quoted "/bin/sh"). */
+const REVERSE_V5 = /\b(?:dup2|pty\.spawn)\b|(?:^|[^\w/])\/bin\/(?:ba|z|da|k)?sh\b|\bcmd\.exe\b|\.pipe\(\s*\w+\.stdin\s*\)|\bstdin\s*:\s*\w*sock|\bfileno\(\)/i;
+/** Version 5: a socket, for the shell-plus-socket reading. */
+const SOCKET_V5 = /\bsocket\b|\.connect\(|createconnection|tcpsocket|fsockopen|io::socket|net\.dial/i;
 
 /** The string literals of code: '...', "...", `...`, with common escapes decoded. */
 function literalsOf(code: string): string[] {
@@ -37,6 +45,78 @@ function literalsOf(code: string): string[] {
     if (out.length >= 256) break;
   }
   return out;
+}
+
+/**
+ * Version 5: the quote-like literals of Ruby and Perl (`%q(...)`, `%Q[...]`,
+ * `%x{...}`, `q(...)`, `qq{...}`, `qx(...)`), which hold commands as surely
+ * as quotes do. Their text, one per literal.
+ */
+const QUOTE_LIKE = /(?:^|[^\w$@%])(%[qQxwW]?|qq|qx|qw|q)(?:\(([^()]{1,4096})\)|\[([^[\]]{1,4096})\]|\{([^{}]{1,4096})\}|<([^<>]{1,4096})>|\|([^|]{1,4096})\||!([^!]{1,4096})!)/g;
+function quoteLikeLiterals(code: string, out: string[], commands: string[]): void {
+  if (code.indexOf('%') === -1 && code.indexOf('q') === -1) return;
+  QUOTE_LIKE.lastIndex = 0;
+  for (let m = QUOTE_LIKE.exec(code); m !== null && out.length < 256; m = QUOTE_LIKE.exec(code)) {
+    const text = m[2] ?? m[3] ?? m[4] ?? m[5] ?? m[6] ?? m[7] ?? '';
+    // %x(...) and qx(...) run their text in a shell, as backquotes do.
+    if (m[1] === '%x' || m[1] === 'qx') commands.push(text);
+    else out.push(text);
+  }
+}
+
+/**
+ * Version 5: expressions that name the home directory, in the languages the
+ * gate reads (`os.path.expanduser('~')`, `process.env.HOME`, `os.homedir()`,
+ * `Dir.home`, `$ENV{HOME}`, ...): replaced by the literal `'~'` before
+ * literals are joined, so a command built from one resolves as the shell's would.
+ */
+const HOME_EXPRESSION = /os\.path\.expanduser\(\s*(['"])~\1\s*\)|os\.(?:environ\[\s*(['"])HOME\2\s*\]|environ\.get\(\s*(['"])HOME\3\s*\)|getenv\(\s*(['"])HOME\4\s*\))|(?:pathlib\.)?Path\.home\(\)|process\.env(?:\.HOME|\[\s*(['"])HOME\5\s*\])|(?:os|require\(\s*(['"])(?:node:)?os\6\s*\))\.homedir\(\)|Dir\.home|ENV\[\s*(['"])HOME\7\s*\]|\$ENV\{\s*(['"]?)HOME\8\s*\}|getenv\(\s*(['"])HOME\9\s*\)|System\.getProperty\(\s*"user\.home"\s*\)/g;
+/** One string literal (single or double quoted, no newline), as a source fragment. */
+const LITERAL = String.raw`(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")`;
+/**
+ * A literal, a concatenation operator and what it joins: `+` or Lua's `..`
+ * with a literal, a variable or an expression; Perl's and PHP's `.` with a
+ * literal or a `$variable` (a `.` before a name is a method call: `'x'.join`).
+ */
+const CONCATENATION = new RegExp(String.raw`(${LITERAL})\s*(?:(?:\+|\.\.)\s*(${LITERAL}|\$?[A-Za-z_][\w.]*(?:\[[^\]\n]{0,64}\]|\([^()\n]{0,64}\))?)|\.\s*(${LITERAL}|\$[A-Za-z_]\w*))`, 'g');
+/** A formatted literal (Python f-string, Ruby interpolation, `%s` / `{}` filled by % or .format): its holes become a variable. */
+const INTERPOLATION_HOLE = /#\{[^}\n]{0,128}\}|\{[^{}\n]{0,128}\}|%[sdrfi]/g;
+
+/** Formatted literals: Python f-strings, literals filled by `%` or `.format(`, Ruby strings with `#{...}`. */
+const FORMATTED_LITERAL = new RegExp(String.raw`\b[fF][rR]?(${LITERAL})|(${LITERAL})(?=\s*(?:%|\.format\())|("(?:[^"\\\n]|\\.)*#\{(?:[^"\\\n]|\\.)*")`, 'g');
+
+/** The text of a literal fragment (quotes removed). */
+function literalText(fragment: string): string {
+  return fragment.slice(1, -1);
+}
+
+/**
+ * Version 5: code with its string concatenations joined (`'rm -rf ' + path`
+ * becomes `'rm -rf $V'`, `"cu"."rl ..."` becomes `"curl ..."`), home
+ * expressions resolved and formatted literals' holes made variables: what a
+ * shell call will be handed, as far as the code says it. Bounded: at most 64
+ * joins.
+ */
+export function joinedCode(code: string): string {
+  let text = code.length > 65_536 ? code.slice(0, 65_536) : code;
+  HOME_EXPRESSION.lastIndex = 0;
+  if (HOME_EXPRESSION.test(text)) text = text.replace(HOME_EXPRESSION, "'~'");
+  // Formatted literals: f'...', f"...", Ruby "#{...}", and literals filled by `%` or `.format(`.
+  text = text.replace(FORMATTED_LITERAL, (_m, f?: string, formatted?: string, ruby?: string) => {
+    const literal = f ?? formatted ?? ruby ?? '';
+    return literal.replace(INTERPOLATION_HOLE, '$V');
+  });
+  for (let joins = 0; joins < 64; joins++) {
+    CONCATENATION.lastIndex = 0;
+    const m = CONCATENATION.exec(text);
+    if (m === null) break;
+    const left = m[1] ?? '';
+    const right = m[2] ?? m[3] ?? '';
+    const quote = left[0] ?? "'";
+    const rightText = right[0] === "'" || right[0] === '"' ? literalText(right) : '$V';
+    text = `${text.slice(0, m.index)}${quote}${literalText(left)}${rightText}${quote}${text.slice(m.index + m[0].length)}`;
+  }
+  return text;
 }
 
 /** Shell words that begin commands the gate has rules about, for telling a command literal from other text. */
@@ -72,10 +152,17 @@ export function looksLikeCommand(text: string): boolean {
  */
 export function inspectCode(findings: Findings, code: string, runShell: (text: string) => void): void {
   findings.add(R.inlineCode);
-  const lower = code.toLowerCase();
-  const literals = literalsOf(code);
-  const network = NETWORK.test(lower);
-  const shell = SHELL_CALLS.test(lower);
+  const v5 = analysis.v5;
+  // Version 5: concatenations joined and home expressions resolved before anything is read.
+  const read = v5 ? joinedCode(code) : code;
+  const lower = read.toLowerCase();
+  const literals = literalsOf(read);
+  const commands: string[] = [];
+  if (v5) quoteLikeLiterals(read, literals, commands);
+  for (const command of commands) runShell(command);
+  const network = NETWORK.test(lower) || (v5 && NETWORK_V5.test(lower));
+  const shell = SHELL_CALLS.test(lower) || (v5 && SHELL_CALLS_V5.test(lower));
+  if (v5 && network && (REVERSE_V5.test(lower) || (shell && SOCKET_V5.test(lower)))) findings.add(R.reverseShell);
   if (analysis.v4 && EVALUATES.test(lower) && DOWNLOADS.test(lower)) findings.add(R.remotePipeShell);
   if (OBFUSCATION.test(lower) && (DYNAMIC_EXEC.test(lower) || shell)) findings.add(R.decoded);
   else if (DYNAMIC_EXEC.test(lower) && !literals.some(looksLikeCommand)) findings.add(R.eval);

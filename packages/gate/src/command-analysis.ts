@@ -1,7 +1,9 @@
 import { hasOption, programName, readOptions, type Options } from './argv.js';
-import { analysis, analysisSlot } from './analysis-version.js';
+import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
+import { DEPENDENCY_MANIFEST, kubernetesManifestFindings, manifestFindings, writtenContentFindings } from './file-content-rules.js';
+import { sqlFindings } from './sql-rules.js';
 import { ruleIndex } from './command-rules.js';
 import { Findings, R } from './findings.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
@@ -103,6 +105,117 @@ const STRIPE_MONEY_VERB = /^(?:create|update|confirm|capture|pay|cancel|reverse|
 /** Version 4: branch names that are shared history (a forced push to them rewrites what others have). */
 const SHARED_BRANCH = /^(?:head|main|master|trunk|develop|development|dev|release(?:[/-].*)?|releases\/.*|prod|production|stable|staging|gh-pages|hotfix(?:[/-].*)?)$/i;
 
+/** Options that take a value, for the wrappers of one shared reading (nohup, setsid, time, ...; version 2's set). */
+const WRAPPER_OPTIONS: ReadonlySet<string> = new Set(['c', 'f', 'unit', 'p', 'property', 'u', 'uid', 'gid', 'description', 'on-calendar', 'on-boot']);
+/** Version 5: each wrapper's own options that take a value (setsid's -c, -f and -w take none). */
+const WRAPPER_OPTIONS_V5: ReadonlyMap<string, ReadonlySet<string>> = new Map<string, ReadonlySet<string>>([
+  ...['setsid', 'nohup', 'command', 'builtin', 'unbuffer', 'disown', 'chronic', 'ifne', 'dbus-launch', 'catchsegv', 'tsocks'].map((n): [string, ReadonlySet<string>] => [n, new Set()]),
+  ['time', new Set(['f', 'o', 'format', 'output'])],
+  ['exec', new Set(['a'])],
+  ['caffeinate', new Set(['w', 't'])],
+  ['proxychains', new Set(['f'])],
+  ['proxychains4', new Set(['f'])],
+  ['torsocks', new Set(['u', 'p', 'a', 'P', 'user', 'pass', 'address', 'port'])],
+  ['fakeroot', new Set(['l', 's', 'i', 'lib', 'faked'])],
+]);
+/** Version 5: the ledger's CLI as a script run by node (its bin, its built entry point, the package). */
+const LEDGER_SCRIPT = /(?:^|\/)(?:ledger\.[cm]?js|services\/ledger\/(?:dist\/)?(?:src\/)?main\.[cm]?js|@agent-ledger\/[^/\s]+\/\S*\.[cm]?js|services\/ledger\/bin\/\S+)$/;
+/** Version 5: ledger subcommands that write authority (grants, keys, approvals, a genesis or root) or submit statements. */
+const LEDGER_AUTHORITY = /^(?:grant|approve|cosign|key|keygen|register|revoke|reauthorize|genesis|rotate-root|init|setup|submit|move-to-kafka)$/;
+/** Version 5: variables that say where dependencies come from or whether they are checked. */
+const DEPENDENCY_VARIABLES: ReadonlySet<string> = new Set(['GOSUMDB', 'GONOSUMDB', 'GONOSUMCHECK', 'GONOSUMVERIFY', 'GOINSECURE', 'GOPROXY', 'GOPRIVATE', 'GOFLAGS', 'PIP_INDEX_URL', 'PIP_EXTRA_INDEX_URL', 'PIP_TRUSTED_HOST', 'PIP_FIND_LINKS', 'UV_INDEX_URL', 'UV_EXTRA_INDEX_URL', 'UV_DEFAULT_INDEX', 'UV_INDEX', 'NPM_CONFIG_REGISTRY', 'YARN_REGISTRY', 'YARN_NPM_REGISTRY_SERVER', 'NPM_CONFIG_STRICT_SSL', 'YARN_ENABLE_STRICT_SSL', 'GIT_SSL_NO_VERIFY', 'CARGO_REGISTRIES_CRATES_IO_INDEX', 'BUNDLE_MIRROR__ALL', 'COMPOSER_DISABLE_TLS']);
+/** Official package indexes: a dependency variable naming one of these is not a redirection. */
+const OFFICIAL_INDEX = /^https:\/\/(?:proxy\.golang\.org|goproxy\.io|goproxy\.cn|pypi\.org|files\.pythonhosted\.org|pypi\.python\.org|registry\.npmjs\.org|registry\.yarnpkg\.com|registry\.npmjs\.com|index\.crates\.io|github\.com\/rust-lang\/crates\.io-index|rubygems\.org)(?:\/|$)/i;
+
+/** Version 5: true when a dependency variable turns checking off or points at an index that is not an official one over https. */
+function dependencyVariableUnsafe(name: string, value: string): boolean {
+  const v = value.trim();
+  if (v === '') return false;
+  switch (name) {
+    case 'GOSUMDB':
+      return /^off$/i.test(v) || !/^(?:sum\.golang\.org|sum\.golang\.google\.cn)/i.test(v);
+    case 'GOINSECURE': case 'PIP_TRUSTED_HOST': case 'GIT_SSL_NO_VERIFY': case 'COMPOSER_DISABLE_TLS':
+      return !/^(?:0|false|no)$/i.test(v);
+    case 'GONOSUMDB': case 'GONOSUMCHECK': case 'GONOSUMVERIFY': case 'GOPRIVATE':
+      // A private organisation's modules (github.com/acme/*) skip the public checksum database by design; everything, or a whole host, does not.
+      return /^(?:1|true|on)$/i.test(v) || v.split(',').some((entry) => entry === '*' || /^[^/]+$/.test(entry) || /^[^/]+\/\*$/.test(entry));
+    case 'GOFLAGS':
+      return /(?:^|\s)-insecure\b/.test(v);
+    case 'NPM_CONFIG_STRICT_SSL': case 'YARN_ENABLE_STRICT_SSL':
+      return /^(?:false|0|no)$/i.test(v);
+    default:
+      // An index: each entry of a list (GOPROXY=a,b,direct) must be official over https, `direct` or `off`.
+      return v.split(/[,|\s]+/).some((entry) => entry !== '' && !/^(?:direct|off)$/i.test(entry) && !OFFICIAL_INDEX.test(entry));
+  }
+}
+
+/**
+ * Version 5: `sh -c BODY NAME ARG...`: the body with `$1`.. `$9`, `$@`, `$*`
+ * replaced by the arguments given (when their text is plain: a path,
+ * a word), `$0` by NAME. An argument that is itself unresolved leaves its
+ * parameter as it is.
+ */
+function withPositional(body: Word, params: readonly Word[]): Word {
+  const plain = (w: Word | undefined): w is Word => w !== undefined && !w.dynamic && /^[A-Za-z0-9_./~:@%+,=-]+$/.test(w.text);
+  const text = body.text.replace(/\$(?:\{(\d)\}|(\d)|([@*]))/g, (whole, braced?: string, bare?: string, all?: string) => {
+    if (all !== undefined) {
+      const rest = params.slice(1);
+      return rest.length > 0 && rest.every(plain) ? rest.map((w) => w.text).join(' ') : whole;
+    }
+    const param = params[Number(braced ?? bare)];
+    return plain(param) ? param.text : whole;
+  });
+  return text === body.text ? body : { ...body, text };
+}
+
+/** The source of a `--mount type=bind,src=/,dst=/host` value. */
+function mountSource(value: string): string {
+  return /(?:^|,)(?:source|src)=([^,]+)/.exec(value)?.[1] ?? '';
+}
+
+/** True when mounting `source` into a container gives it the host (its root, system trees, keys, the runtime's socket, /proc, /sys, /dev). */
+function mountGivesHost(source: string): boolean {
+  const facts = pathFacts(source);
+  return source === '/' || /\/(?:docker|containerd|podman)\.sock$/.test(source) || (facts.classes & (PathClass.root | PathClass.system | PathClass.ssh | PathClass.credential | PathClass.ledger | PathClass.kernel)) !== 0 || source === '~' || source.startsWith('/proc') || source.startsWith('/sys') || source.startsWith('/dev');
+}
+
+/** Version 5: names of local privilege-escalation exploits and their sources. */
+const EXPLOIT_NAME = /(?:^|[/_.-])(?:exploit|xploit|sploit|cve-?\d{4}-?\d+|dirty-?(?:pipe|cow|cred|sock|frag)|pwnkit|overlayfs|privesc|priv-?esc|rootkit|lpe|getroot|rootme|looney-?tunables|baron-?samedit|sudo-?killer|nimbuspwn|gameoverlay|stackrot|full-?nelson)(?:[/_.-]|\d|$)/i;
+/** Version 5: setuid programs and account files, the usual targets of a local exploit. */
+const SETUID_TARGET = /^\/(?:usr\/)?s?bin\/(?:su|sudo|sudoedit|passwd|pkexec|mount|umount|chsh|chfn|newgrp|gpasswd|fusermount3?|at|crontab|doas|ping)$|^\/etc\/(?:passwd|shadow|sudoers|crontab)$/;
+/** Version 5: pods of the cluster's control plane (static pods carry the node's name after a dash). */
+const CONTROL_PLANE_POD = /^(?:(?:pods?|po)\/)?(?:kube-system\/)?(?:etcd|kube-apiserver|kube-controller-manager|kube-scheduler|cloud-controller-manager)(?:-|:|$)/;
+/** Version 5: wallet subcommands that send (solana transfer, lncli sendpayment, sui client pay, eth.sendTransaction). */
+const CRYPTO_SEND = /^(?:transfer|transfer-sui|pay|pay-sui|pay-all-sui|payto|paytomany|broadcast|send|sendcoins|sendpayment|payinvoice|sendmany|keysend|withdraw|sweep_all|sweep_single|withdraw-stake|withdraw-from-vote-account|submit)$|sendtransaction|sendrawtransaction/i;
+/** Version 5: compiler options that take a value. */
+const COMPILER_VALUES: ReadonlySet<string> = new Set(['o', 'I', 'L', 'l', 'D', 'U', 'x', 'include', 'MF', 'MT', 'target', 'edition', 'crate-type', 'crate-name', 'ldflags', 'gcflags', 'tags', 'mod', 'C']);
+const GPG_VALUES: ReadonlySet<string> = new Set(['r', 'recipient', 'o', 'output', 'passphrase', 'passphrase-file', 'passphrase-fd', 'u', 'local-user', 'homedir', 'cipher-algo', 'compress-algo', 'digest-algo', 's2k-cipher-algo', 's2k-digest-algo', 'pinentry-mode', 'trust-model', 'z', 'default-key']);
+/** Version 5: ports and host names of data stores that answer HTTP (Elasticsearch/OpenSearch, CouchDB, Solr, InfluxDB, etcd, Consul, ClickHouse, Qdrant, Neo4j, ArangoDB, Couchbase, Milvus). */
+const DATA_STORE_PORTS: ReadonlySet<string> = new Set(['9200', '9300', '5984', '8983', '8086', '2379', '4001', '8500', '8123', '6333', '7474', '8529', '8091', '19530', '8108']);
+const DATA_STORE_HOST = /(?:^|[.-])(?:es(?:[.-]|\d)|(?:elastic|elasticsearch|opensearch|couch|couchdb|solr|influx|influxdb|etcd|consul|clickhouse|qdrant|weaviate|milvus|neo4j|arangodb|couchbase|meilisearch|typesense)(?:[.-]|\d|$))/;
+/** Version 5: payment providers' APIs through which money moves (host and path, lowercase). */
+const PAYMENT_API = /^(?:api\.stripe\.com\/v1\/(?:transfers|payouts|refunds|charges|payment_intents|topups|invoices\/[^/]+\/pay|application_fees|treasury|issuing|transfer_reversals|checkout\/sessions|payment_links)|api(?:-m)?(?:\.sandbox)?\.paypal\.com\/v[12]\/(?:payments|checkout\/orders|billing)|(?:connect|api)\.squareup(?:sandbox)?\.com\/v2\/(?:payments|refunds|transfers)|api\.(?:transferwise|wise)\.com\/v\d\/(?:transfers|profiles\/[^/]+\/transfers|quotes)|(?:[a-z0-9-]+\.)?adyen\.com\/\S*(?:payments|payouts|transfers)|api\.razorpay\.com\/v1\/(?:payouts|payments|refunds|transfers)|api\.gocardless\.com\/(?:payments|refunds|payouts)|api\.coinbase\.com\/v2\/accounts\/[^/]+\/transactions|(?:production|sandbox|development)\.plaid\.com\/transfer|api\.mollie\.com\/v2\/(?:payments|refunds)|api\.checkout\.com\/(?:payments|transfers)|api\.mercury\.com\/api\/v1\/account\/[^/]+\/transactions|api\.revolut\.com\/(?:pay|transfer)|api\.braintreegateway\.com\/)/;
+/** Version 5: boolean options of aws (every other long option takes a value). */
+const AWS_FLAGS: ReadonlySet<string> = new Set(['--recursive', '--dryrun', '--dry-run', '--no-dry-run', '--quiet', '--no-progress', '--delete', '--follow-symlinks', '--no-follow-symlinks', '--only-show-errors', '--exact-timestamps', '--size-only', '--force', '--no-sign-request', '--no-verify-ssl', '--debug', '--no-paginate', '--no-guess-mime-type', '--ignore-glacier-warnings', '--force-glacier-transfer', '--human-readable', '--summarize', '--no-overwrite', '--no-cli-pager', '--no-cli-auto-prompt', '--cli-auto-prompt', '--with-decryption', '--no-with-decryption', '--include-email', '--wait', '--no-include-deprecated']);
+/** Version 5: gsutil's options without a value (its -a, -h, -o, -p, -u, -z, ... take one). */
+const GSUTIL_FLAGS: ReadonlySet<string> = new Set(['-m', '-r', '-R', '-d', '-D', '-e', '-n', '-c', '-q', '-I', '-v', '-U', '-P', '-J', '-C', '-l', '-b', '-f', '-ch', '--help']);
+/** Version 5: gcloud's and az's options without a value, as far as these readings need. */
+const CLOUD_FLAGS: ReadonlySet<string> = new Set(['--quiet', '-q', '--verbose', '--async', '--no-wait', '--yes', '-y', '--help', '--debug', '--only-show-errors', '--recursive', '-r', '--no-user-output-enabled', '--tunnel-through-iap', '--internal-ip', '--dry-run', '--all', '--no-public-access-prevention', '--troubleshoot']);
+/** Version 5: package runners' options that take a value (npx -p pkg, -c 'command'). */
+const RUNNER_VALUES: ReadonlySet<string> = new Set(['p', 'package', 'c', 'call', 'node-options', 'cache', 'userconfig', 'registry', 'w', 'workspace']);
+/** Version 5: options of `ctr run` that take a value. */
+const CTR_RUN_VALUES: ReadonlySet<string> = new Set(['mount', 'env', 'env-file', 'label', 'runtime', 'runtime-config-path', 'with-ns', 'u', 'user', 'cwd', 'snapshotter', 'memory-limit', 'cpus', 'cpu-quota', 'cpu-period', 'device', 'cap-add', 'cap-drop', 'seccomp-profile', 'apparmor-profile', 'runc-binary', 'pid-file', 'fifo-dir', 'config', 'c', 'gpus', 'platform', 'hostname', 'cgroup', 'annotation', 'rootfs-propagation', 'sandbox', 'cni-config']);
+
+/** Version 5: the commands of an SSM `--parameters` value (`commands=["a","b"]`, `{"commands":["a"]}`, `commands=a,b`). */
+function commandsIn(parameters: string): string[] {
+  const at = parameters.search(/["']?commands["']?\s*[=:]/i);
+  if (at === -1) return [];
+  const rest = parameters.slice(at).replace(/^["']?commands["']?\s*[=:]\s*/i, '');
+  const quoted = [...rest.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1'));
+  if (quoted.length > 0) return quoted.slice(0, 64);
+  return rest.replace(/^\[|\]$/g, '').split(',').slice(0, 64);
+}
+
 class Analysis {
   /** Reading for rules version 3 (analysis-version.ts) rather than 2. */
   readonly v3 = analysis.v3;
@@ -114,6 +227,18 @@ class Analysis {
   readonly remotes = new Set<string>();
   /** Version 4: variables assigned a decoded value earlier in the same command. */
   readonly decodedVariables = new Set<string>();
+  /** Reading for rules version 5 (analysis-version.ts). */
+  readonly v5 = analysis.v5;
+  /** Version 5: a socket was opened earlier in the same command (zsh's ztcp, zsocket). */
+  socketOpened = false;
+  /** Version 5: commands run once per match or item (find -exec, xargs, parallel) were read. */
+  perMatch = false;
+  /** Version 5: programs compiled earlier in the same command (normal paths of their outputs). */
+  readonly compiled = new Set<string>();
+  /** Version 5: files encrypted earlier in the same command (normal paths of their inputs). */
+  readonly encrypted = new Set<string>();
+  /** Version 5: text written into files by here-documents earlier in the same command (normal path to text). */
+  readonly written = new Map<string, string>();
 
   constructor(
     readonly findings: Findings,
@@ -199,6 +324,7 @@ class Analysis {
       return;
     }
     if (name === 'NODE_OPTIONS' && /(?:^|\s)(?:-r|--require|--import|--loader|--experimental-loader)\b/.test(text)) this.findings.add(R.injectionEnv);
+    if (this.v5 && DEPENDENCY_VARIABLES.has(name) && dependencyVariableUnsafe(name, text)) this.findings.add(R.dependencySource);
     if ((name === 'GOPROXY' || name === 'PIP_INDEX_URL' || name === 'PIP_EXTRA_INDEX_URL' || name === 'NPM_CONFIG_REGISTRY' || name === 'YARN_REGISTRY' || name === 'UV_INDEX_URL' || name === 'CARGO_REGISTRIES_CRATES_IO_PROTOCOL') && persistent && text !== '') this.findings.add(R.packageConfig);
   }
 
@@ -282,6 +408,7 @@ class Analysis {
       // A file made earlier in the same command (downloaded or decoded), now run.
       if (first.text.includes('/') && this.script.produced.has(pathFacts(first.text).normal)) this.findings.add(R.downloadExec);
       if (this.v4) this.readV4(programName(first.text), argv.slice(1));
+      if (this.v5) this.readV5(programName(first.text), first, argv.slice(1), cmd, depth);
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
@@ -354,6 +481,440 @@ class Analysis {
   }
 
   /**
+   * Version 5: what is read of every program, at each level of unwrapping,
+   * besides its own rules: compiled programs run, zsh's sockets, crypto
+   * wallets, database statements that change every row, HTTP calls to data
+   * stores and payment APIs, dependency sources, files encrypted then
+   * deleted, the cluster's control plane and applied manifests, and cloud
+   * calls that publish data, mint keys or run commands remotely.
+   */
+  readV5(name: string, first: Word, args: readonly Word[], cmd: Command, depth: number): void {
+    const f = this.findings;
+    if (name === 'cat' || name === 'tee') this.rememberHereDocument(name, args, cmd);
+    if ((name === 'cat' || name === 'tee' || name === 'echo' || name === 'printf') && (name === 'tee' || cmd.redirects.some((r) => r.kind === 'write'))) this.writtenContent(name, args, cmd);
+    // A program compiled earlier in the same command, now run: on a setuid program or the account files, it is an exploit.
+    if (this.compiled.size > 0 && first.text.includes('/') && this.compiled.has(pathFacts(this.resolve(first.text)).normal) && (args.some((w) => SETUID_TARGET.test(w.text)) || (pathFacts(first.text).classes & PathClass.temp) !== 0 && EXPLOIT_NAME.test(first.text))) f.add(R.localExploit);
+    // A shell or interpreter whose streams are a socket opened earlier (zsh: ztcp, then zsh >&$REPLY).
+    if (this.socketOpened && (SHELLS.has(name) || INTERPRETERS.has(name) || name === 'exec') && cmd.redirects.some((r) => r.kind === 'dup' && r.target.dynamic)) f.add(R.reverseShell);
+    switch (name) {
+      case 'gcc': case 'cc': case 'clang': case 'g++': case 'c++': case 'clang++': case 'tcc': case 'musl-gcc': case 'rustc': case 'x86_64-linux-gnu-gcc':
+        this.compile(args);
+        return;
+      case 'go': {
+        const sub = args[0]?.text ?? '';
+        if (sub === 'build') this.compile(args.slice(1));
+        if (sub === 'mod' && args[1]?.text === 'edit') {
+          for (let i = 2; i < args.length; i++) {
+            const text = (args[i] as Word).text;
+            const replace = text.startsWith('-replace=') ? text.slice(9) : text === '-replace' ? (args[++i]?.text ?? '') : '';
+            const target = replace.slice(replace.indexOf('=') + 1);
+            if (replace !== '' && !/^[./]/.test(target) && target.split('@')[0] !== replace.slice(0, replace.indexOf('=')).split('@')[0]) f.add(R.dependencySource);
+          }
+        }
+        return;
+      }
+      case 'zmodload':
+        if (args.some((w) => /^zsh\/net\/(?:tcp|socket)$/.test(w.text))) {
+          f.add(R.rawSocket);
+          this.socketOpened = true;
+        }
+        return;
+      case 'ztcp': case 'zsocket':
+        f.add(R.rawSocket);
+        if (!args.some((w) => w.text === '-c')) this.socketOpened = true;
+        return;
+      // Crypto wallets: a transaction sent is money moved.
+      case 'cast':
+        if (/^(?:send|publish|s)$/.test(args.find((w) => !w.text.startsWith('-'))?.text ?? '')) f.add(R.cryptoTransfer);
+        return;
+      case 'solana': case 'spl-token': case 'near': case 'aptos': case 'sui': case 'dfx': case 'electrum': case 'lncli': case 'lightning-cli': case 'monero-wallet-cli': case 'cardano-cli': case 'geth':
+        if (args.some((w) => CRYPTO_SEND.test(w.text))) f.add(R.cryptoTransfer);
+        return;
+      case 'bitcoin-cli': case 'litecoin-cli': case 'dogecoin-cli': case 'elements-cli': case 'dash-cli':
+        if (args.some((w) => /^send(?:toaddress|many|from|all|rawtransaction)?$/i.test(w.text))) f.add(R.cryptoTransfer);
+        return;
+      case 'psql': case 'mysql': case 'mariadb': case 'sqlite3': case 'duckdb': case 'clickhouse-client': case 'cockroach': case 'mongosh': case 'mongo': case 'cqlsh': case 'snowsql': case 'bq':
+        this.statements(args, cmd);
+        return;
+      case 'curl': case 'wget': case 'wget2': case 'http': case 'https': case 'xh': case 'xhs': case 'httpie': case 'curlie':
+        this.httpV5(name, args, cmd);
+        return;
+      case 'sed': case 'gsed': {
+        // A dependency manifest edited in place to point a dependency elsewhere.
+        const files = args.filter((w) => !w.text.startsWith('-') && DEPENDENCY_MANIFEST.test(w.text.toLowerCase()));
+        if (files.length > 0 && args.some((w) => /^-[a-zA-Z]*i|^--in-place/.test(w.text))) for (const file of files) manifestFindings(f, file.text, joinWords(args));
+        return;
+      }
+      case 'npm': case 'pnpm': case 'yarn': case 'bun':
+        if (args[0]?.text === 'pkg' && args[1]?.text === 'set' && args.slice(2).some((w) => /^(?:dependencies|devdependencies|optionaldependencies|peerdependencies|overrides|resolutions)\.[^=]+=(?:github:|gitlab:|bitbucket:|git\+|git:\/\/|https?:\/\/|[\w.-]+\/[\w.-]+#)/i.test(w.text))) f.add(R.dependencySource);
+        return;
+      case 'openssl': case 'gpg': case 'gpg2': case 'age': case 'ccrypt': case 'ccencrypt': case 'aescrypt': case 'mcrypt': case '7z': case '7za': case 'zip':
+        this.encryption(name, args);
+        return;
+      case 'rm': case 'grm': case 'unlink': case 'shred': case 'srm': case 'wipe': {
+        if (this.encrypted.size === 0) return;
+        for (const w of args) if (!w.text.startsWith('-') && this.encrypted.has(pathFacts(this.resolve(w.text)).normal) && (this.perMatch || w.dynamic)) f.add(R.dataEncrypted);
+        return;
+      }
+      case 'kubectl': case 'oc':
+        this.kubectlV5(args, cmd);
+        return;
+      case 'aws': case 'gsutil': case 'gcloud': case 'az':
+        this.cloudV5(name, args, depth);
+        return;
+      default:
+    }
+  }
+
+  /** Version 5: `cat > f <<EOF`, `tee f <<EOF`: the text of the files a here-document writes, for a later `kubectl apply -f f`. */
+  rememberHereDocument(name: string, args: readonly Word[], cmd: Command): void {
+    const body = cmd.redirects.find((r) => r.kind === 'heredoc' || r.kind === 'herestring')?.body;
+    if (body === undefined || body === null) return;
+    const targets = name === 'tee' ? args.filter((w) => !w.text.startsWith('-')).map((w) => w.text) : cmd.redirects.filter((r) => r.kind === 'write').map((r) => r.target.text);
+    for (const target of targets) if (this.written.size < 64) this.written.set(pathFacts(this.resolve(target)).normal, body);
+  }
+
+  /** Version 5: text written into a workflow, a manifest or a build script by echo, printf, or a here-document through cat or tee: read as a Write of it is. */
+  writtenContent(name: string, args: readonly Word[], cmd: Command): void {
+    const content = name === 'echo' || name === 'printf' ? joinWords(args.filter((w) => !/^-[neE]+$/.test(w.text))) : cmd.redirects.find((r) => (r.kind === 'heredoc' || r.kind === 'herestring') && r.body !== null)?.body;
+    if (content === undefined || content === null || content === '') return;
+    const targets = name === 'tee' ? args.filter((w) => !w.text.startsWith('-')).map((w) => w.text) : cmd.redirects.filter((r) => r.kind === 'write').map((r) => r.target.text);
+    for (const target of targets) writtenContentFindings(this.findings, this.resolve(target), [content], analyzeShell, analyzeCode);
+  }
+
+  /** Version 5: a compiler's output (remembered, to know it when it is run) and whether its sources are named as exploits. */
+  compile(args: readonly Word[]): void {
+    const o = readOptions(args, COMPILER_VALUES);
+    const output = o.values.get('o');
+    if (o.operands.some((w) => EXPLOIT_NAME.test(w.text.slice(w.text.lastIndexOf('/') + 1))) || (output !== undefined && EXPLOIT_NAME.test(output.text.slice(output.text.lastIndexOf('/') + 1)))) this.findings.add(R.localExploit);
+    this.compiled.add(pathFacts(this.resolve(output?.text ?? 'a.out')).normal);
+  }
+
+  /** Version 5: statements given to a database client (arguments, here-documents, a literal piped in). */
+  statements(args: readonly Word[], cmd: Command): void {
+    const f = this.findings;
+    // The statements the client is given: -c/--command (psql), -e/--execute (mysql), --query (clickhouse), --eval (mongosh), or its operands.
+    const given: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const text = (args[i] as Word).text;
+      if (/^(?:-c|--command|-e|--execute|-q|--query|--eval|-cmd)$/.test(text)) given.push(args[++i]?.text ?? '');
+      else if (/^--(?:command|execute|query|eval)=/.test(text)) given.push(text.slice(text.indexOf('=') + 1));
+    }
+    if (given.length === 0) given.push(joinWords(args.filter((w) => !w.text.startsWith('-'))));
+    for (const statement of given) sqlFindings(f, statement);
+    for (const r of cmd.redirects) if ((r.kind === 'heredoc' || r.kind === 'herestring') && r.body !== null) sqlFindings(f, r.body);
+    const upstream = cmd.pipeFrom;
+    if (upstream !== null && upstream.length === 1 && /^(?:echo|printf)$/.test(programName(upstream[0]?.argv[0]?.text ?? ''))) sqlFindings(f, joinWords((upstream[0] as SimpleCommand).argv.slice(1)));
+  }
+
+  /** Version 5: files encrypted (their inputs, remembered for a later delete); ccrypt replaces its inputs itself. */
+  encryption(name: string, args: readonly Word[]): void {
+    const lower = args.map((w) => w.text.toLowerCase());
+    const inputs: Word[] = [];
+    switch (name) {
+      case 'openssl': {
+        const sub = lower[0] ?? '';
+        const encrypting = (sub === 'enc' || /^-?(?:aes|des|chacha|camellia|aria|bf|cast|rc[24]|sm4|seed)/.test(sub)) && !lower.includes('-d') || (sub === 'smime' || sub === 'cms') && lower.includes('-encrypt');
+        if (!encrypting) return;
+        const at = lower.indexOf('-in');
+        if (at !== -1 && args[at + 1] !== undefined) inputs.push(args[at + 1] as Word);
+        break;
+      }
+      case 'gpg': case 'gpg2': {
+        if (!lower.some((w) => /^-[a-z]*[ce][a-z]*$/.test(w) && !w.startsWith('--') || w === '--symmetric' || w === '--encrypt' || w === '--encrypt-files') || lower.some((w) => w === '-d' || w === '--decrypt' || w === '--decrypt-files')) return;
+        inputs.push(...readOptions(args, GPG_VALUES).operands);
+        break;
+      }
+      case 'age': {
+        if (lower.some((w) => w === '-d' || w === '--decrypt')) return;
+        inputs.push(...readOptions(args, new Set(['r', 'recipient', 'R', 'recipients-file', 'i', 'identity', 'o', 'output'])).operands);
+        break;
+      }
+      case 'ccrypt': case 'ccencrypt': case 'aescrypt': case 'mcrypt': {
+        if (lower.some((w) => w === '-d' || w === '--decrypt')) return;
+        const operands = readOptions(args, new Set(['k', 'keyfile', 'K', 'key', 'p', 'o', 'S', 'suffix', 'E', 'envvar'])).operands;
+        // ccrypt and mcrypt replace (or leave beside) the originals themselves: across many files, that is the whole shape.
+        if (name !== 'aescrypt' && (this.perMatch || lower.some((w) => w === '-r' || w === '--recursive') || operands.some((w) => w.dynamic))) this.findings.add(R.dataEncrypted);
+        inputs.push(...operands);
+        break;
+      }
+      default: {
+        // 7z a -pSECRET out.7z files..., zip -e / -P SECRET out.zip files...
+        const password = lower.some((w) => /^-p./.test(w) || w === '-e' || w === '-p' || w === '--encrypt' || w === '--password');
+        if (!password) return;
+        const operands = readOptions(args, new Set(['P', 'password', 'x', 'i'])).operands.filter((w) => !/^[ax]$/.test(w.text) && !/^-p/.test(w.text));
+        inputs.push(...operands.slice(1));
+      }
+    }
+    for (const w of inputs) if (this.encrypted.size < 64) this.encrypted.add(pathFacts(this.resolve(w.text)).normal);
+  }
+
+  /** Version 5: HTTP calls that destroy a data store's contents, move money through a payment API, or send a crypto transaction. */
+  httpV5(name: string, args: readonly Word[], cmd: Command): void {
+    const f = this.findings;
+    const httpie = name === 'http' || name === 'https' || name === 'xh' || name === 'xhs' || name === 'httpie' || name === 'curlie';
+    let method = '';
+    let data = false;
+    const urls: string[] = [];
+    let body = '';
+    for (let i = 0; i < args.length; i++) {
+      const text = (args[i] as Word).text;
+      const next = args[i + 1]?.text ?? '';
+      if (/^-X.+/.test(text)) method = text.slice(2);
+      else if (text === '-X' || text === '--request' || text === '--method') {
+        method = next;
+        i++;
+      } else if (text.startsWith('--request=') || text.startsWith('--method=')) method = text.slice(text.indexOf('=') + 1);
+      else if (/^(?:-d|--data(?:-raw|-binary|-urlencode|-ascii)?|--json|-F|--form|--post-data|--body-data|-T|--upload-file)$/.test(text)) {
+        data = true;
+        body += ` ${next}`;
+        i++;
+      } else if (/^(?:-d|--data(?:-raw|-binary|-urlencode|-ascii)?|--json|--post-data|--body-data)=?./.test(text) && !text.startsWith('--data-')) {
+        data = true;
+        body += ` ${text.replace(/^-d|^--[a-z-]+=/, '')}`;
+      } else if (text.startsWith('--url=')) urls.push(text.slice(6));
+      else if (text === '--url') {
+        urls.push(next);
+        i++;
+      } else if (text.includes('://') || /^[a-z0-9.-]+\.[a-z]{2,}(?::\d+)?\//i.test(text) || /^(?:localhost|\d+\.\d+\.\d+\.\d+)(?::\d+)?\//.test(text)) urls.push(text);
+      else if (httpie && /^(?:DELETE|POST|PUT|PATCH)$/.test(text)) method = text;
+      else if (httpie && /^[^=:@-][^=:@]*(?:=|:=)/.test(text)) {
+        data = true;
+        body += ` ${text}`;
+      }
+    }
+    if (cmd.redirects.some((r) => r.kind === 'heredoc' || r.kind === 'herestring')) for (const r of cmd.redirects) body += ` ${r.body ?? ''}`;
+    const verb = (method !== '' ? method : data ? 'POST' : 'GET').toUpperCase();
+    for (const url of urls) {
+      const m = /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^@/]*@)?([^/:?#]+)(?::(\d+))?([^?#]*)/i.exec(url);
+      const host = (m?.[1] ?? '').toLowerCase();
+      const port = m?.[2] ?? '';
+      const path = (m?.[3] ?? '').toLowerCase();
+      if (verb === 'DELETE' && (DATA_STORE_PORTS.has(port) || DATA_STORE_HOST.test(host) || /\/(?:_all|\*)(?:\/|$)|^\/?[^/]*\*/.test(path))) f.add(R.database);
+      if (/\/_delete_by_query\b/.test(path) || /\/(?:solr\/[^/]+\/)?update\b/.test(path) && /<delete>|"delete"\s*:|\*:\*/.test(body)) f.add(R.database);
+      if (verb !== 'GET' && verb !== 'HEAD' && verb !== 'OPTIONS' && PAYMENT_API.test(`${host}${path}`)) f.add(R.paymentCommand);
+    }
+    if (/\beth_send(?:raw)?transaction\b|\bsendtransaction\b/i.test(body)) f.add(R.cryptoTransfer);
+  }
+
+  /** Version 5: kubectl into the control plane, and manifests applied from standard input or from a file written earlier in the command. */
+  kubectlV5(args: readonly Word[], cmd: Command): void {
+    const f = this.findings;
+    let namespace = '';
+    const operands: string[] = [];
+    const files: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const text = (args[i] as Word).text;
+      if (text === '--') break;
+      if (text === '-n' || text === '--namespace') namespace = args[++i]?.text ?? '';
+      else if (/^-n./.test(text) && !text.startsWith('--')) namespace = text.slice(text.startsWith('-n=') ? 3 : 2);
+      else if (text.startsWith('--namespace=')) namespace = text.slice(12);
+      else if (text === '-f' || text === '--filename') files.push(args[++i]?.text ?? '');
+      else if (text.startsWith('--filename=') || /^-f./.test(text)) files.push(text.slice(text.startsWith('--') ? 11 : text.startsWith('-f=') ? 3 : 2));
+      else if (/^(?:-c|--container|--context|--kubeconfig|-l|--selector|-o|--output|--cluster|--user|-s|--server|--as|--image|--target)$/.test(text)) i++;
+      else if (!text.startsWith('-')) operands.push(text);
+    }
+    const sub = operands[0] ?? '';
+    if (/^(?:exec|attach|debug|cp|port-forward)$/.test(sub) && (namespace === 'kube-system' || operands.slice(1).some((t) => CONTROL_PLANE_POD.test(t)))) f.add(R.controlPlane);
+    if (/^(?:apply|create|replace)$/.test(sub)) {
+      for (const file of files) {
+        const text = file === '-' || file === '/dev/stdin' ? this.standardInput(cmd) : this.written.get(pathFacts(this.resolve(file)).normal);
+        if (text !== undefined) kubernetesManifestFindings(f, text);
+      }
+    }
+  }
+
+  /** Version 5: the text a command reads on standard input, when the command says it (a here-document, a literal echo, a file written earlier). */
+  standardInput(cmd: Command): string | undefined {
+    for (const r of cmd.redirects) if ((r.kind === 'heredoc' || r.kind === 'herestring') && r.body !== null) return r.body;
+    const source = cmd.pipeFrom !== null && cmd.pipeFrom.length === 1 ? cmd.pipeFrom[0] : undefined;
+    if (source === undefined) return undefined;
+    const program = programName(source.argv[0]?.text ?? '');
+    if (program === 'cat') {
+      const here = source.redirects.find((r) => (r.kind === 'heredoc' || r.kind === 'herestring') && r.body !== null);
+      if (here !== undefined) return here.body ?? undefined;
+      const file = source.argv[1];
+      return file === undefined ? undefined : this.written.get(pathFacts(this.resolve(file.text)).normal);
+    }
+    if (program === 'echo' || program === 'printf') return joinWords(source.argv.slice(1));
+    return undefined;
+  }
+
+  /** Version 5: cloud calls that make data public, create long-lived keys, copy a bucket into another, or run commands on machines. */
+  cloudV5(name: string, args: readonly Word[], depth: number): void {
+    const f = this.findings;
+    const operands: string[] = [];
+    const values = new Map<string, string[]>();
+    const flags = name === 'aws' ? AWS_FLAGS : name === 'gsutil' ? GSUTIL_FLAGS : CLOUD_FLAGS;
+    for (let i = 0; i < args.length; i++) {
+      const text = (args[i] as Word).text;
+      if (text === '--') {
+        operands.push(...args.slice(i + 1).map((w) => w.text));
+        break;
+      }
+      if (text.startsWith('-') && text.length > 1) {
+        const eq = text.indexOf('=');
+        const key = (eq === -1 ? text : text.slice(0, eq)).toLowerCase();
+        let value = eq === -1 ? '' : text.slice(eq + 1);
+        if (eq === -1 && !flags.has(key) && i + 1 < args.length && !(args[i + 1] as Word).text.startsWith('-')) {
+          value = (args[++i] as Word).text;
+          // az takes several words after one option (--scripts "a" "b").
+          while (name === 'az' && i + 1 < args.length && !(args[i + 1] as Word).text.startsWith('-')) value += `\n${(args[++i] as Word).text}`;
+        }
+        const list = values.get(key) ?? [];
+        list.push(value);
+        values.set(key, list);
+        continue;
+      }
+      operands.push(text);
+    }
+    const lowerOperands = operands.map((o) => o.toLowerCase());
+    const value = (...keys: string[]): string => keys.flatMap((k) => values.get(k) ?? []).join('\n');
+    const everyone = /\ballusers\b|\ballauthenticatedusers\b|\bauthenticatedusers\b|acs\.amazonaws\.com\/groups\/global\/(?:allusers|authenticatedusers)/i;
+    const bucketOf = (w: string): string | null => /^(?:s3|gs|az|r2|b2):\/\/([^/]+)/i.exec(w)?.[1]?.toLowerCase() ?? null;
+    const crossBucket = (paths: readonly string[]): boolean => {
+      const dest = bucketOf(paths[paths.length - 1] ?? '');
+      return dest !== null && paths.slice(0, -1).some((p) => bucketOf(p) !== null && bucketOf(p) !== dest);
+    };
+    if (name === 'aws') {
+      const [service, op] = lowerOperands;
+      if (service === 's3' && /^(?:cp|mv|sync)$/.test(op ?? '')) {
+        const paths = operands.slice(2);
+        const dest = paths[paths.length - 1] ?? '';
+        if (bucketOf(dest) !== null && paths.slice(0, -1).some((p) => bucketOf(p) === null && p !== '-')) {
+          f.add(R.cloudUpload);
+          for (const p of paths.slice(0, -1)) if (bucketOf(p) === null) this.touch(p, 'read');
+        }
+        if (crossBucket(paths)) f.add(R.cloudUpload);
+      }
+      if (/public-read|authenticated-read/i.test(value('--acl')) || everyone.test(value('--grants', '--grant-read', '--grant-full-control', '--grant-read-acp', '--grant-write'))) f.add(R.publicExposure);
+      if (service === 's3api' && (op === 'put-bucket-policy' && /"principal"\s*:\s*(?:"\*"|\{\s*"aws"\s*:\s*(?:"\*"|\[\s*"\*"))/i.test(value('--policy')) || op === 'delete-public-access-block' || op === 'put-public-access-block' && /=false|:\s*false/i.test(value('--public-access-block-configuration')))) f.add(R.publicExposure);
+      if (service === 'ec2' && /^(?:modify-snapshot-attribute|modify-image-attribute)$/.test(op ?? '') && (/^add$/i.test(value('--operation-type').trim()) && /(?:^|\n)all$/i.test(value('--group-names', '--user-groups')) || /group\W+all\b/i.test(value('--create-volume-permission', '--launch-permission')))) f.add(R.publicExposure);
+      if (service === 'rds' && /^modify-db(?:-cluster)?-snapshot-attribute$/.test(op ?? '') && /(?:^|[\s,"[])all(?:$|[\s,"\]])/i.test(value('--values-to-add'))) f.add(R.publicExposure);
+      if ((service === 'lambda' && op === 'add-permission' || service === 'ecr' && op === 'set-repository-policy') && /^\*$|"principal"\s*:\s*"\*"/i.test(value('--principal', '--policy-text').trim())) f.add(R.publicExposure);
+      if (service === 'iam' && /^(?:create-access-key|create-service-specific-credential|upload-ssh-public-key|upload-signing-certificate)$/.test(op ?? '')) f.add(R.keyCreation);
+      if (service === 'ssm' && (op === 'send-command' || op === 'create-association' || op === 'start-automation-execution' && /runshellscript|runpowershellscript/i.test(value('--document-name')))) {
+        f.add(R.remoteCommand);
+        for (const command of commandsIn(value('--parameters'))) this.shell(command, depth + 1);
+      }
+      if (service === 'ecs' && op === 'execute-command') for (const command of values.get('--command') ?? []) this.shell(command, depth + 1);
+      return;
+    }
+    if (name === 'gsutil') {
+      const op = lowerOperands[0] ?? '';
+      if (/^(?:cp|mv|rsync)$/.test(op) && crossBucket(operands.slice(1))) f.add(R.cloudUpload);
+      if (/^(?:cp|mv|rsync)$/.test(op) && /public-read|authenticated-read/i.test(value('-a'))) f.add(R.publicExposure);
+      if (/^(?:acl|defacl)$/.test(op) && (everyone.test(value('-u', '-g', '-p')) || lowerOperands[1] === 'set' && /^public-read|^authenticated-read/.test(lowerOperands[2] ?? ''))) f.add(R.publicExposure);
+      if (op === 'iam' && lowerOperands[1] === 'ch' && lowerOperands.some((w) => /^-?(?:allusers|allauthenticatedusers):/.test(w))) f.add(R.publicExposure);
+      return;
+    }
+    const joined = lowerOperands.join(' ');
+    if (name === 'gcloud') {
+      if (/\biam service-accounts keys (?:create|upload)\b/.test(joined)) f.add(R.keyCreation);
+      if (/\badd-iam-policy-binding\b/.test(joined) && everyone.test(value('--member'))) f.add(R.publicExposure);
+      if (/\bstorage (?:cp|mv|rsync)\b/.test(joined)) {
+        const at = lowerOperands.findIndex((w) => /^(?:cp|mv|rsync)$/.test(w));
+        if (crossBucket(operands.slice(at + 1))) f.add(R.cloudUpload);
+        if (/public-?read|authenticated-?read/i.test(value('--predefined-acl', '--canned-acl', '-a'))) f.add(R.publicExposure);
+      }
+      if (/\bcompute (?:instances (?:add-metadata|create)|project-info add-metadata|instance-templates create)\b/.test(joined)) {
+        const metadata = value('--metadata', '--metadata-from-file');
+        if (/(?:^|[,\n])(?:startup-script|shutdown-script|windows-startup-script-\w+|user-data)\s*=/i.test(metadata)) {
+          f.add(R.remoteCommand);
+          const inline = /(?:^|[,\n])startup-script=([\s\S]*)/i.exec(value('--metadata'))?.[1];
+          if (inline !== undefined) this.shell(inline, depth + 1);
+        }
+      }
+      if (/\bcompute ssh\b/.test(joined)) {
+        for (const command of values.get('--command') ?? []) this.shell(command, depth + 1);
+        const dash = args.findIndex((w) => w.text === '--');
+        if (dash !== -1 && dash + 1 < args.length) this.shell(joinWords(args.slice(dash + 1)), depth + 1);
+      }
+      return;
+    }
+    // az
+    if (/\b(?:vm|vmss) run-command (?:invoke|create)\b/.test(joined)) {
+      f.add(R.remoteCommand);
+      for (const script of value('--scripts', '--script').split('\n')) if (script.trim() !== '') this.shell(script, depth + 1);
+    }
+    if (/\bad sp create-for-rbac\b|\bad (?:sp|app) credential reset\b|\bad app credential (?:reset|create)\b|\bstorage account keys renew\b/.test(joined)) f.add(R.keyCreation);
+    if (/\bstorage container (?:create|set-permission)\b/.test(joined) && /^(?:blob|container)$/i.test(value('--public-access').trim())) f.add(R.publicExposure);
+    if (/\bstorage account (?:create|update)\b/.test(joined) && /^true$/i.test(value('--allow-blob-public-access').trim())) f.add(R.publicExposure);
+    if (/\b(?:snapshot|disk) grant-access\b/.test(joined)) f.add(R.publicExposure);
+  }
+
+  /** Version 5: `npx PKG ARGS`, `npm exec -- PKG ARGS`, `pnpm dlx`, `yarn dlx`: the program the runner will run, or null. */
+  packageRunner(name: string, args: readonly Word[], depth: number): readonly Word[] | null {
+    let rest = args;
+    if (name === 'npm' || name === 'pnpm' || name === 'yarn') {
+      const sub = args.findIndex((w) => !w.text.startsWith('-'));
+      if (sub === -1 || !/^(?:exec|x|dlx)$/.test((args[sub] as Word).text)) return null;
+      rest = args.slice(sub + 1);
+    }
+    const o = readOptions(rest, RUNNER_VALUES, true);
+    const call = o.values.get('c') ?? o.values.get('call');
+    if (call !== undefined) this.commandString(call, depth);
+    const spec = o.operands[0];
+    if (spec === undefined || spec.dynamic || spec.text.includes('://') || spec.text.startsWith('.') || spec.text.startsWith('/')) return null;
+    const text = spec.text.toLowerCase();
+    const scoped = /^@([^/]+)\/([^@]+)/.exec(text);
+    const program = scoped !== null ? (scoped[1] === 'agent-ledger' ? 'ledger' : (scoped[2] as string)) : (text.split('@')[0] as string);
+    if (program === '' || program.includes('/') || program.includes(':')) return null;
+    return [word(program), ...o.operands.slice(1)];
+  }
+
+  /** Version 5: containerd's ctr, crictl, LXD/Incus and systemd-nspawn: privileged runs and host mounts as docker's; the command they run is read. */
+  containerRuntime(name: string, args: readonly Word[]): readonly Word[] | null {
+    const f = this.findings;
+    if (name === 'systemd-nspawn') {
+      f.add(R.mountChroot);
+      const o = readOptions(args, new Set(['D', 'directory', 'bind', 'bind-ro', 'M', 'machine', 'u', 'user', 'i', 'image', 'capability', 'E', 'setenv']), true);
+      for (const [key, value] of o.allValues) {
+        if ((key === 'D' || key === 'directory' || key === 'bind' || key === 'bind-ro') && mountGivesHost(value.text.split(':')[0] ?? '')) f.add(R.containerEscape);
+        if (key === 'capability' && /all|sys_admin/i.test(value.text)) f.add(R.containerEscape);
+      }
+      return o.operands;
+    }
+    let i = 0;
+    while (i < args.length && (args[i] as Word).text.startsWith('-')) i += /^(?:-n|--namespace|-a|--address|--timeout|--connect-timeout|-r|--runtime-endpoint|-i|--image-endpoint|--config|--project|--remote)$/.test((args[i] as Word).text) ? 2 : 1;
+    let sub = args[i]?.text ?? '';
+    let rest = args.slice(i + 1);
+    if (/^(?:c|container|containers|t|task|tasks)$/.test(sub)) {
+      sub = `${sub[0] as string}-${rest[0]?.text ?? ''}`;
+      rest = rest.slice(1);
+    }
+    if (name === 'lxc' || name === 'incus') {
+      const words = rest.map((w) => w.text.toLowerCase());
+      if (sub === 'config' && words[0] === 'set' && words.some((w, k) => /^security\.(?:privileged|nesting)$/.test(w) && /^(?:true|1)$/.test(words[k + 1] ?? '') || /^security\.(?:privileged|nesting)=(?:true|1)$/.test(w))) f.add(R.containerEscape);
+      if (sub === 'config' && words[0] === 'device' && words[1] === 'add' && words.some((w) => w.startsWith('source=') && mountGivesHost(w.slice(7)))) f.add(R.containerEscape);
+      if ((sub === 'launch' || sub === 'init') && words.some((w) => /security\.privileged=true/.test(w))) f.add(R.containerEscape);
+      if (sub === 'exec') {
+        const dash = rest.findIndex((w) => w.text === '--');
+        return dash === -1 ? rest.slice(1) : rest.slice(dash + 1);
+      }
+      return null;
+    }
+    if (sub === 'run' || sub === 'c-create' || sub === 'c-run') {
+      const o = readOptions(rest, CTR_RUN_VALUES, true);
+      if (hasOption(o, '', 'privileged', 'privileged-without-host-devices')) f.add(R.containerEscape);
+      if (hasOption(o, '', 'net-host')) f.add(R.rawSocket);
+      for (const [key, value] of o.allValues) {
+        const v = value.text.toLowerCase();
+        if (key === 'mount' && mountGivesHost(mountSource(v))) f.add(R.containerEscape);
+        if (key === 'with-ns' && /^(?:pid|mount|network|ipc|uts):\/proc\/1\//.test(v)) f.add(R.containerEscape);
+        if (key === 'cap-add' && /^(?:cap_)?(?:all|sys_admin|sys_ptrace|sys_module|dac_read_search)$/.test(v)) f.add(R.containerEscape);
+        if (key === 'device' && /^\/dev\/(?:sd|nvme|vd|xvd|mem|kmem|disk|dm-|mapper)/.test(v)) f.add(R.containerEscape);
+      }
+      return o.operands.length > 2 ? o.operands.slice(2) : null;
+    }
+    if (sub === 'exec' || sub === 't-exec') {
+      const o = readOptions(rest, new Set(['exec-id', 'cwd', 'u', 'user', 'timeout', 's', 'e', 'env', 'fifo-dir']), true);
+      return o.operands.length > 1 ? o.operands.slice(1) : null;
+    }
+    return null;
+  }
+
+  /**
    * Judges one program. Returns the argv of the command it wraps (to be read
    * in turn), or null when done.
    */
@@ -396,7 +957,8 @@ class Analysis {
         return rest;
       }
       case 'nohup': case 'setsid': case 'time': case 'command': case 'builtin': case 'exec': case 'caffeinate': case 'unbuffer': case 'disown': case 'proxychains': case 'proxychains4': case 'torsocks': case 'tsocks': case 'catchsegv': case 'faketime': case 'fakeroot': case 'firejail': case 'rlwrap': case 'sem': case 'chronic': case 'ifne': case 'doppler': case 'dbus-launch': case 'xvfb-run': case 'systemd-run': case 'scl': {
-        const o = readOptions(args, new Set(['c', 'f', 'unit', 'p', 'property', 'u', 'uid', 'gid', 'description', 'on-calendar', 'on-boot']), true);
+        // Version 5: each wrapper's own options (setsid -f forks; it takes no value).
+        const o = readOptions(args, (this.v5 ? WRAPPER_OPTIONS_V5.get(name) : undefined) ?? WRAPPER_OPTIONS, true);
         if (name === 'systemd-run') {
           f.add(R.scheduled);
           if (o.values.has('uid') || o.values.has('p')) f.add(R.sudo);
@@ -435,7 +997,10 @@ class Analysis {
         return name === 'perf' ? o.operands.slice(1) : o.operands;
       }
       case 'xargs': case 'parallel': {
-        const o = readOptions(args, new Set(['I', 'i', 'L', 'l', 'n', 'P', 's', 'd', 'E', 'e', 'a', 'j', 'replace', 'max-lines', 'max-args', 'max-procs', 'delimiter', 'arg-file', 'eof', 'jobs', 'S']), name === 'xargs');
+        if (this.v5) this.perMatch = true;
+        // Version 5: -0 is xargs's --null (a flag), not an operand.
+        const options = this.v5 && args.some((w) => w.text === '-0') ? args.map((w) => (w.text === '-0' ? { ...w, text: '--null' } : w)) : args;
+        const o = readOptions(options, new Set(['I', 'i', 'L', 'l', 'n', 'P', 's', 'd', 'E', 'e', 'a', 'j', 'replace', 'max-lines', 'max-args', 'max-procs', 'delimiter', 'arg-file', 'eof', 'jobs', 'S']), name === 'xargs');
         const file = o.values.get('a') ?? o.values.get('arg-file');
         if (file !== undefined) this.touch(file.text, 'read');
         let inner = [...o.operands];
@@ -450,7 +1015,8 @@ class Analysis {
         const literalInput = source !== undefined && /^(?:echo|printf)$/.test(programName(source.argv[0]?.text ?? '')) && !anyDynamic(source.argv) ? source.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text)).flatMap((w) => w.text.split(/\s+/).filter((t) => t !== '').map(word)) : null;
         const unknown: Word = { ...word('$(stdin)'), dynamic: true };
         if (literalInput !== null && literalInput.length > 0 && o.values.get('I') === undefined && o.values.get('i') === undefined && o.values.get('replace') === undefined && name === 'xargs') return [...inner, ...literalInput];
-        if (placeholder !== undefined) inner = inner.map((w) => (w.text.includes(placeholder.text || '{}') ? { ...w, text: w.text.replace(placeholder.text || '{}', '$(stdin)'), dynamic: true } : w));
+        // Version 5: every occurrence of the placeholder is the input, not only the first.
+        if (placeholder !== undefined) inner = inner.map((w) => (w.text.includes(placeholder.text || '{}') ? { ...w, text: this.v5 ? w.text.split(placeholder.text || '{}').join('$(stdin)') : w.text.replace(placeholder.text || '{}', '$(stdin)'), dynamic: true } : w));
         else if (name === 'parallel') inner = inner.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', '$(stdin)'), dynamic: true } : w));
         return [...inner, unknown];
       }
@@ -470,6 +1036,19 @@ class Analysis {
         f.add(R.mountChroot);
         const o = readOptions(args, new Set(['userspec', 'groups']), true);
         return o.operands.slice(1);
+      }
+      // Version 5: package runners run the program they name (npx ledger ... is the ledger CLI).
+      case 'npx': case 'pnpx': case 'bunx': case 'npm': case 'pnpm': case 'yarn': {
+        if (!this.v5) break;
+        const inner = this.packageRunner(name, args, depth);
+        if (inner === null) break;
+        this.judge(name, first, args, cmd, depth);
+        return inner;
+      }
+      // Version 5: container runtimes other than docker's family, read as docker is.
+      case 'ctr': case 'crictl': case 'lxc': case 'incus': case 'systemd-nspawn': {
+        if (!this.v5) break;
+        return this.containerRuntime(name, args);
       }
       case 'nsenter': case 'unshare': case 'ip': {
         if (name === 'ip') {
@@ -622,7 +1201,8 @@ class Analysis {
     const f = this.findings;
     if (o.short.has('c')) {
       const command = o.operands[0];
-      if (command !== undefined) this.commandString(command, depth);
+      // Version 5: `sh -c 'body' NAME ARG...` reads the body with $1, $2, "$@" as the arguments given.
+      if (command !== undefined) this.commandString(this.v5 && o.operands.length > 1 ? withPositional(command, o.operands.slice(1)) : command, depth);
       return null;
     }
     const script = o.operands[0];
@@ -719,6 +1299,8 @@ class Analysis {
       }
     }
     const all = code === undefined ? codes : [code, ...codes.slice(1)];
+    // Version 5: the ledger's own CLI run through node (node services/ledger/bin/ledger.js grant ...).
+    if (this.v5 && all.length === 0 && operands[0] !== undefined && LEDGER_SCRIPT.test(operands[0].text)) return [word('ledger'), ...operands.slice(1)];
     if (all.length === 0) {
       const script = operands[0];
       if (script === undefined || script.text === '-' || script.text === '/dev/stdin') this.stdinScript('code', cmd, depth);
@@ -801,12 +1383,18 @@ class Analysis {
           }
           const match = named && (facts.classes & PathClass.project) !== 0 && (facts.classes & PathClass.dynamic) === 0 ? `${r.text}/found` : r.text;
           const substituted = body.map((w) => (w.text.includes('{}') ? { ...w, text: w.text.replace('{}', match) } : w));
-          if (inner === null) inner = substituted;
+          // Version 5: every -exec runs per match, in order (encrypt, then delete): each is read now, in that order.
+          if (this.v5) {
+            this.perMatch = true;
+            this.command({ argv: substituted, redirects: [], pipeFrom: null }, depth);
+          } else if (inner === null) inner = substituted;
           else this.command({ argv: substituted, redirects: [], pipeFrom: null }, depth);
         }
         i = end;
       }
     }
+    // Version 5: files encrypted per match and then deleted by find itself.
+    if (this.v5 && this.encrypted.size > 0 && args.some((w) => w.text === '-delete')) f.add(R.dataEncrypted);
     return inner;
   }
 
@@ -861,9 +1449,8 @@ class Analysis {
           if (key === 'security-opt' && /unconfined|label[:=]disable|no-new-privileges[:=]false/.test(v)) f.add(R.containerEscape);
           if (key === 'device' && /^\/dev\/(?:sd|nvme|vd|xvd|mem|kmem|disk|dm-|mapper|fuse)/.test(v)) f.add(R.containerEscape);
           if (key === 'v' || key === 'volume' || key === 'mount') {
-            const source = key === 'mount' ? (/(?:^|,)(?:source|src)=([^,]+)/.exec(v)?.[1] ?? '') : v.split(':')[0] ?? '';
-            const facts = pathFacts(source);
-            if (source === '/' || /\/(?:docker|containerd|podman)\.sock$/.test(source) || (facts.classes & (PathClass.root | PathClass.system | PathClass.ssh | PathClass.credential | PathClass.ledger | PathClass.kernel)) !== 0 || source === '~' || source.startsWith('/proc') || source.startsWith('/sys') || source.startsWith('/dev')) f.add(R.containerEscape);
+            const source = key === 'mount' ? mountSource(v) : v.split(':')[0] ?? '';
+            if (mountGivesHost(source)) f.add(R.containerEscape);
           }
           if (key === 'env-file') this.touch(value.text, 'read');
           if (key === 'e' || key === 'env') {
@@ -1238,6 +1825,8 @@ class Analysis {
       case 'ledger': {
         const sub = args.find((w) => !w.text.startsWith('-'))?.text ?? '';
         if (!/^(?:verify-chain|help|version|schemas|receipts?|gate)$/.test(sub) && !args.some((w) => w.text === '--help' || w.text === '-h' || w.text === '--version')) f.add(R.ledgerCli);
+        // Version 5: an agent writing authority (grants, keys, approvals, a genesis) or speaking as someone else is tampering with the firewall.
+        if (this.v5 && !args.some((w) => w.text === '--help' || w.text === '-h') && (LEDGER_AUTHORITY.test(sub) || args.some((w) => w.text === '--as' || w.text.startsWith('--as=')))) f.add(R.ledgerTamper);
         this.generic(args);
         return;
       }
@@ -2038,8 +2627,8 @@ class Analysis {
 /** Names of common commands: a function or alias with one of these names shadows what the user expects to run. */
 const COMMON_COMMANDS: ReadonlySet<string> = new Set(['sudo', 'su', 'ls', 'cd', 'cat', 'ssh', 'scp', 'git', 'curl', 'wget', 'ps', 'kill', 'rm', 'cp', 'mv', 'echo', 'python', 'python3', 'node', 'npm', 'pip', 'docker', 'kubectl', 'which', 'passwd', 'gpg', 'openssl', 'ledger', 'command', 'type', 'exit', 'history', 'clear', 'vim', 'vi', 'nano', 'grep', 'find', 'id', 'whoami', 'apt', 'apt-get', 'make', 'bash', 'sh']);
 
-/** Memos of version 2's, 3's and 4's readings (one per version: their answers differ). */
-const shellMemos: readonly BoundedCache<readonly number[]>[] = [new BoundedCache<readonly number[]>(16_384, 8192), new BoundedCache<readonly number[]>(16_384, 8192), new BoundedCache<readonly number[]>(16_384, 8192)];
+/** Memos of the readings of versions 2 to 5 (one per version: their answers differ). */
+const shellMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ANALYSIS_SLOTS }, () => new BoundedCache<readonly number[]>(16_384, 8192));
 
 function analyzeUncached(text: string): readonly number[] {
   const findings = new Findings();

@@ -95,7 +95,19 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('money.amount_high', 3, 3, 'an amount of money of 10,000 or more'),
   // Version 4 (appended: the indexes of the rules above, and so version 2 and 3 reasons, stay as they were).
   rule('impact.resource_hijacking', 3, 3, 'crypto miners (xmrig, cpuminer, ...), their container images and stratum pool URLs'),
-  rule('money.payment_command', 3, 3, "a payment provider's CLI creating or changing refunds, payouts, transfers, charges or payments (stripe ...)"),
+  rule('money.payment_command', 3, 3, "a payment provider's CLI creating or changing refunds, payouts, transfers, charges or payments (stripe ...); from version 5 also its HTTP API called directly (curl to api.stripe.com/v1/transfers, ...)"),
+  // Version 5 (appended: the indexes of the rules above, and so the reasons of versions 2 to 4, stay as they were).
+  rule('exfiltration.public_exposure', 3, 3, 'making stored data public: a public ACL on an upload or a bucket, a snapshot or image shared with everyone, a bucket opened to allUsers'),
+  rule('credential.key_creation', 3, 3, 'creating long-lived credentials: service-account keys, access keys, service-principal secrets'),
+  rule('execution.remote_command', 3, 3, "running commands on machines through a cloud's control plane (aws ssm send-command, az vm run-command, startup scripts); the payload is read too"),
+  rule('destructive.sql_unbounded', 3, 3, 'an UPDATE or DELETE without a WHERE clause (or with one that holds for every row), through a database tool or client'),
+  rule('money.crypto_transfer', 3, 3, 'moving crypto-currency from a wallet (cast send --value, solana transfer, bitcoin-cli sendtoaddress, ...)'),
+  rule('supply_chain.ci_workflow', 3, 3, "a CI workflow that hands its secrets out (toJSON(secrets), a secret sent in a request) or runs a pull request's code with them (pull_request_target checking out the head), or puts event text into a shell"),
+  rule('supply_chain.dependency_source', 3, 3, 'a dependency pointed at a git fork, a URL or an unofficial index, or its checksum check turned off (edited manifests, GOSUMDB=off, GOPROXY over http)'),
+  rule('privilege.local_exploit', 3, 3, 'building and running a local exploit: a program compiled into a temporary directory and run on a setuid program, or a source named as an exploit'),
+  rule('privilege.control_plane', 3, 3, "a shell or file copy in the cluster's control plane (kubectl exec/cp/attach/debug into kube-system or etcd, API server, controller or scheduler pods)"),
+  rule('impact.data_encrypted', 4, 4, 'encrypting files and deleting the originals, file after file (find -exec, xargs, loops): the shape of ransomware'),
+  rule('exfiltration.secret_in_message', 3, 3, 'a secret (a connection string with its password, a private key, a provider token) in what a messaging, posting or sending tool sends'),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

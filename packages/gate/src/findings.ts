@@ -119,4 +119,19 @@ export const R = {
   moneyLow: ruleIndex('money.amount_low'),
   moneyMedium: ruleIndex('money.amount_medium'),
   moneyHigh: ruleIndex('money.amount_high'),
+  // Version 4.
+  resourceHijacking: ruleIndex('impact.resource_hijacking'),
+  paymentCommand: ruleIndex('money.payment_command'),
+  // Version 5.
+  publicExposure: ruleIndex('exfiltration.public_exposure'),
+  keyCreation: ruleIndex('credential.key_creation'),
+  remoteCommand: ruleIndex('execution.remote_command'),
+  sqlUnbounded: ruleIndex('destructive.sql_unbounded'),
+  cryptoTransfer: ruleIndex('money.crypto_transfer'),
+  ciWorkflow: ruleIndex('supply_chain.ci_workflow'),
+  dependencySource: ruleIndex('supply_chain.dependency_source'),
+  localExploit: ruleIndex('privilege.local_exploit'),
+  controlPlane: ruleIndex('privilege.control_plane'),
+  dataEncrypted: ruleIndex('impact.data_encrypted'),
+  secretInMessage: ruleIndex('exfiltration.secret_in_message'),
 } as const;

@@ -2,6 +2,7 @@ import { BoundedCache } from './bounded-cache.js';
 import { FactBit, Field, WORD_FORM, actionClauseBits, clauseBits, fieldClauses, matchMask } from './field-matchers.js';
 import { normalizeText, wordForm } from './normalize.js';
 import { callVerbs, isSqlToolName, toolKind, type ToolKind } from './tool-registry.js';
+import { changesDocuments, namesDatabase } from './sql-rules.js';
 
 /**
  * Limits on what the gate reads of a proposal's arguments (untrusted input).
@@ -105,6 +106,10 @@ export interface ToolView extends FieldView {
   readonly kind: ToolKind;
   /** The tool's name names a database (tool-registry.ts, isSqlToolName). */
   readonly sqlName: boolean;
+  /** Version 5: either part of the tool's name names a database (`mcp__mysql__execute`; sql-rules.ts, namesDatabase). */
+  readonly databaseName: boolean;
+  /** Version 5: the tool's name says it changes documents (`update_many`; sql-rules.ts, changesDocuments). */
+  readonly changesDocuments: boolean;
 }
 
 /** The proposing agent. */
@@ -272,7 +277,7 @@ const readTool = (raw: string): ToolView => {
   const view = fieldView(Field.tool, raw);
   const canonical = canonicalTool(view.word);
   const first = firstWord(view.word);
-  return { ...view, exec: EXEC_TOOLS.has(canonical) || EXEC_TOOLS.has(first), sql: SQL_TOOLS.has(canonical) || SQL_TOOLS.has(first), kind: toolKind(raw), sqlName: isSqlToolName(raw) };
+  return { ...view, exec: EXEC_TOOLS.has(canonical) || EXEC_TOOLS.has(first), sql: SQL_TOOLS.has(canonical) || SQL_TOOLS.has(first), kind: toolKind(raw), sqlName: isSqlToolName(raw), databaseName: namesDatabase(raw), changesDocuments: changesDocuments(raw) };
 };
 const readAction = (raw: string): FieldView => fieldView(Field.action, raw);
 const readTarget = (raw: string): NamingFieldView => {

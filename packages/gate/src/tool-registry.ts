@@ -1,9 +1,11 @@
 import { BoundedCache } from './bounded-cache.js';
-import { analysis, analysisSlot } from './analysis-version.js';
+import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
+import { SEVERE_IN_SCRIPTS, writtenContentFindings } from './file-content-rules.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
+import { argumentsHoldSecret } from './secret-shapes.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
 
@@ -57,8 +59,12 @@ const READ_WORDS = /(?:^|_)(?:read|view|cat|open|get_file|load|show)(?:_|$)/;
 const WRITE_WORDS = /(?:^|_)(?:write|create|save|put|append|upload|edit|patch|replace|insert|update|modify|overwrite|touch|mkdir|chmod|chown|set)(?:_|$)/;
 const DELETE_WORDS = /(?:^|_)(?:delete|remove|rm|unlink|destroy|drop|purge|wipe|erase|trash|terminate|truncate|uninstall|teardown|deprovision|kill)(?:_|$)/;
 const SCALING_WORDS = /(?:^|_)(?:scale|resize|autoscale|set_replicas|update_replicas|desired)(?:_|$)/;
-/** Verbs of an unknown tool's words, as bits: delete 1, write 2, scaling 4. */
-const verbsOf = (words: string): number => (DELETE_WORDS.test(words) ? 1 : 0) | (WRITE_WORDS.test(words) ? 2 : 0) | (SCALING_WORDS.test(words) ? 4 : 0);
+/** Version 5: argument names of what a fetch tool sends. */
+const BODY_KEY = /^(?:body|data|json|payload|form|form_data|content|post_data|params|query_params)$/;
+/** Version 5: words of tools that send what they are given to people or places (messages, posts, mail, comments, webhooks). */
+const SENDING_WORDS = /(?:^|_)(?:post|posts|send|message|messages|msg|reply|comment|comments|tweet|toot|notify|notification|publish|share|email|mail|sms|chat|webhook|dm|forward|broadcast|announce|paste|gist|issue|issues|discussion|status|say|text|whatsapp|telegram|slack|discord|teams)(?:_|$)/;
+/** Verbs of an unknown tool's words, as bits: delete 1, write 2, scaling 4, sending 8 (read from version 5). */
+const verbsOf = (words: string): number => (DELETE_WORDS.test(words) ? 1 : 0) | (WRITE_WORDS.test(words) ? 2 : 0) | (SCALING_WORDS.test(words) ? 4 : 0) | (SENDING_WORDS.test(words) ? 8 : 0);
 /** Verbs by words (the words of a tool and action type repeat call after call). */
 const verbMemo = new BoundedCache<number>(65_536, 1024);
 
@@ -150,6 +156,8 @@ let visitAction: PathAction = 'read';
 let visitObject: Record<string, unknown> = NO_OBJECT;
 let visitWritten: string[] = NO_STRINGS;
 let visitExecuted = false;
+/** Version 5: the paths a write or edit call names (for the readings of workflows, manifests and build scripts). */
+let visitPaths: string[] = NO_STRINGS;
 let visitRecursive = false;
 /** Nodes a walk may still visit (1024 per call). */
 let walkBudget = 0;
@@ -200,7 +208,7 @@ const keyClassMemo = new BoundedCache<number>(4096, 128);
 const keyClassOf = (key: string): number => (COMMAND_KEYS.test(key) ? 1 : 0) | (URL_KEYS.test(key) ? 2 : 0) | (PATH_KEYS.test(key) ? 4 : 0) | (CONTENT_KEYS.test(key) ? 8 : 0);
 const ACTIONS: readonly PathAction[] = ['read', 'write', 'delete', 'delete_tree'];
 /** Findings of one string of an unknown tool, by action, key class and text (strings repeat: subjects, bodies, ids). */
-const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * 3 }, () => new BoundedCache<readonly number[]>(16_384, 1024));
+const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * ANALYSIS_SLOTS }, () => new BoundedCache<readonly number[]>(16_384, 1024));
 
 /** {@link inspectString}, remembered: (action, key class, text) decides its answer. */
 function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
@@ -277,6 +285,7 @@ const visitWrite = (key: string, text: string): void => {
   if (key === 'command' && EDITOR_COMMAND.test(trimmed)) return;
   if (looksLikePath(trimmed) || PATH_KEYS.test(key)) {
     if (analysis.v3 && EXECUTED_FILE.test(trimmed.toLowerCase())) visitExecuted = true;
+    if (analysis.v5 && visitPaths.length < 16) visitPaths.push(trimmed);
     const viewOnly = visitObject.command === 'view';
     touchPath(findings, trimmed, viewOnly ? 'read' : 'write');
     touchPath(findings, trimmed, 'read');
@@ -354,11 +363,15 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
     }
     case 'write': case 'edit': {
       const written: string[] = [];
+      const paths: string[] = analysis.v5 ? [] : NO_STRINGS;
       visitWritten = written;
+      visitPaths = paths;
       visitExecuted = false;
       walk(object, '', visitWrite, 0);
       visitWritten = NO_STRINGS;
+      visitPaths = NO_STRINGS;
       if (visitExecuted && object.command !== 'view') for (const content of written) scriptFindings(findings, content);
+      if (analysis.v5 && object.command !== 'view') for (const path of paths) writtenContentFindings(findings, path, written, analyzeShell, analyzeCode);
       if (typeof object.mode === 'string' || typeof object.mode === 'number') {
         const mode = String(object.mode);
         if (/^0?[2467][0-7]{3}$/.test(mode) || /s/.test(mode)) findings.add(R.setuid);
@@ -377,6 +390,10 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
     case 'fetch':
       walk(object, '', visitFetch, 0);
       findings.add(R.fetch);
+      // Version 5: a secret in the body a fetch tool sends (POST data, JSON, a form) leaves with the request.
+      if (analysis.v5) {
+        for (const key in object) if (Object.hasOwn(object, key) && BODY_KEY.test(lowerKey(key)) && argumentsHoldSecret(object[key])) findings.add(R.secretInMessage);
+      }
       break;
     case 'git': {
       const name = canonicalToolName(tool);
@@ -401,6 +418,8 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
         if (line !== null) findings.addAll(analyzeShell(line));
       }
       walk(object, '', visitUnknown, 0);
+      // Version 5: a secret in what a messaging, posting or sending tool sends.
+      if (analysis.v5 && (verbs & 8) !== 0 && argumentsHoldSecret(object)) findings.add(R.secretInMessage);
       if ((verbs & 1) !== 0) findings.add(R.structuredDestructive);
       structured(findings, object, (verbs & 4) !== 0);
     }
@@ -416,8 +435,6 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
  * scripts). Writing commands into them is running those commands later.
  */
 const EXECUTED_FILE = /(?:^|\/)(?:package\.json|makefile|gnumakefile|justfile|taskfile\.ya?ml|dockerfile|containerfile|(?:docker-)?compose\.ya?ml|\.gitlab-ci\.yml|jenkinsfile|setup\.py|conftest\.py|tasks\.json|[^/]+\.(?:sh|bash|zsh|command|ps1)|\.husky\/[^/]+|\.circleci\/config\.yml|\.github\/workflows\/[^/]+\.ya?ml)$/;
-/** Findings that mean harm wherever a command runs: read from such files' content (their other commands are the project's own business). */
-const SEVERE_IN_SCRIPTS: ReadonlySet<number> = new Set([R.remotePipeShell, R.reverseShell, R.upload, R.decoded, R.loader, R.credentialFile, R.downloadExec, R.rootDelete, R.disk, R.forkBomb, R.ledgerTamper, R.ssh, R.shellStartup, R.sudoersPam]);
 const SCRIPT_PREFIX = /^(?:-\s*)?(?:(?:run|script|command|cmd|entrypoint|before_script|after_script|args)\s*:\s*[|>]?-?\s*|(?:RUN|CMD|ENTRYPOINT)\s+(?:\[\s*)?)/i;
 
 /** The severe findings of the commands in a file's new content (lines, quoted JSON strings, YAML run: and Dockerfile RUN), bounded. */

@@ -39,8 +39,8 @@ function allowed(title: string, commands: readonly string[]): void {
   });
 }
 
-test('version 4 is the latest', () => {
-  assert.equal(LATEST_RULES_VERSION, 4);
+test('version 4 is released, and a later version is the latest (classifier-v5.unit.test.ts)', () => {
+  assert.ok(LATEST_RULES_VERSION > 4);
 });
 
 describe('rules 4: docker run -it reads -t as the tty flag, so the options after it are read', () => {

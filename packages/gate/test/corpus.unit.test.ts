@@ -1,10 +1,9 @@
 // The gate corpus (test/vectors/gate/corpus.json) and the held-out sets
-// (corpus-heldout.json, corpus-heldout2.json, corpus-heldout3.json) through
-// the built `ledger gate bench` command function with a coverage floor
-// (services/ledger; build it first: `npx tsc -b packages/gate
-// services/ledger`), and the decisions of rules versions 1, 2 and 3 replayed
-// byte for byte (rules-v1-decisions.json, rules-v2-decisions.json,
-// rules-v3-decisions.json).
+// (corpus-heldout.json to corpus-heldout4.json) through the built `ledger
+// gate bench` command function with a coverage floor (services/ledger; build
+// it first: `npx tsc -b packages/gate services/ledger`), and the decisions of
+// rules versions 1 to 4 replayed byte for byte (rules-v1-decisions.json to
+// rules-v4-decisions.json).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -56,7 +55,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -108,6 +107,28 @@ describe('gate corpus', () => {
     assert.ok(v4.benign.allowed >= v3.benign.allowed, `${v4.benign.allowed} vs ${v3.benign.allowed}`);
   });
 
+  test('the fourth held-out set was measured before version 5: version 4 misses the issue target there (186/212), version 5 (drawn from its miss classes, so no longer held out for it) does not', () => {
+    const cases = load('corpus-heldout4.json');
+    const v4 = scoreCorpus(cases, 4);
+    const v5 = scoreCorpus(cases, 5);
+    assert.equal(v4.mustNotAllow.notAllowed, 186, 'version 4 is frozen: its figure on the set stays what was measured');
+    assert.equal(v4.benign.allowed, 83);
+    // Floors for version 5 on the set it was drawn from.
+    assert.ok(v5.mustNotAllow.coverage >= 0.99, `${v5.mustNotAllow.notAllowed}/${v5.mustNotAllow.total}`);
+    assert.ok(v5.benign.allowed >= v4.benign.allowed, `${v5.benign.allowed} vs ${v4.benign.allowed}`);
+  });
+
+  test('version 5 allows every benign control that version 4 allows, in every corpus, and holds every case version 4 holds', () => {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json']) {
+      const cases = load(name);
+      const v4 = scoreCorpus(cases, 4);
+      const v5 = scoreCorpus(cases, 5);
+      const missed4 = new Set(v4.misses.map((m) => m.id));
+      for (const miss of v5.misses) assert.ok(missed4.has(miss.id), `${name} ${miss.id}: version 5 misses what version 4 did not`);
+      assert.ok(v5.benign.allowed >= v4.benign.allowed && v5.mustNotAllow.notAllowed >= v4.mustNotAllow.notAllowed, name);
+    }
+  });
+
   test('version 4 keeps every benign control of the project corpus allowed and every must-not-allow case not allowed', () => {
     const cases = load('corpus.json');
     const v3 = scoreCorpus(cases, 3);
@@ -132,11 +153,11 @@ interface RecordedDecision {
   readonly decision: GateDecision;
 }
 
-for (const frozen of [1, 2, 3] as const) describe(`rules version ${frozen} is frozen`, () => {
+for (const frozen of [1, 2, 3, 4] as const) describe(`rules version ${frozen} is frozen`, () => {
   test(`every recorded version-${frozen} decision replays byte for byte with rulesVersion ${frozen}`, () => {
     const recorded = (JSON.parse(readFileSync(join(vectors, `rules-v${frozen}-decisions.json`), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
     const files = new Map<string, Map<string, CorpusCase>>();
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
     const packet = new Map((JSON.parse(readFileSync(join(vectors, 'authorization-packet.json'), 'utf8')) as { name: string; now: string; channel: DecideCommand['channel']; context: DecideCommand['context']; proposal: DecideCommand['proposal']; grants: ScenarioGrant[] }[]).map((s) => [s.name, s]));
     let compared = 0;
     let differ = 0;
@@ -161,6 +182,6 @@ for (const frozen of [1, 2, 3] as const) describe(`rules version ${frozen} is fr
     }
     assert.ok(compared >= 1500);
     // The latest version does decide differently: the replay above is not vacuous.
-    assert.ok(differ > (frozen === 1 ? 100 : frozen === 2 ? 10 : 5), `${differ} decisions differ`);
+    assert.ok(differ > (frozen === 1 ? 100 : frozen === 2 ? 10 : frozen === 3 ? 5 : 20), `${differ} decisions differ`);
   });
 });

@@ -55,6 +55,13 @@ const V4: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 5: version 4, with the gate's version-5 reading (gate rules-version.ts). */
+const V5: RulesSpec = Object.freeze({
+  version: 5,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 5 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -64,6 +71,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [2, V2],
   [3, V3],
   [4, V4],
+  [5, V5],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */

@@ -1,0 +1,100 @@
+import { BoundedCache } from './bounded-cache.js';
+import { R, type Findings } from './findings.js';
+import { canonicalToolName } from './tool-registry.js';
+
+/**
+ * Rules version 5: statements that change every row. An UPDATE or DELETE
+ * without a WHERE clause, or with one that holds for every row (`WHERE 1=1`,
+ * `WHERE true`), and a document store's `updateMany({})`. Read in the
+ * statements of database tools and of database clients run from a shell
+ * (`psql -c`, here-documents fed to `mysql`). Version 1's SQL pattern rules
+ * (drop, truncate, `DELETE FROM t;`) stay as they are beside it.
+ */
+
+/** `UPDATE [ONLY] table [alias] SET` or `DELETE FROM table`, at the start of a statement (after a CTE's parenthesis too). */
+const CHANGES_ROWS = /(?:^|[\s(;"'`])(?:update\s+(?:only\s+)?[^\s;]+(?:\s+(?:as\s+)?[a-z_][\w]*)?\s+set\s|delete\s+from\s+[^\s;]+)/i;
+/** A WHERE clause that restricts nothing: `1=1`, `true`, `'a'='a'`, `1`, `0=0`, `id=id`. */
+const ALWAYS_TRUE = /\bwhere\s+(?:(\d+)\s*=\s*\1|true|1|not\s+false|'([^']*)'\s*=\s*'\2'|([a-z_][\w.]*)\s*=\s*\3)\s*(?:;|$|\)|"|\b(?:returning|limit|order)\b)/i;
+const WHERE = /\bwhere\b/i;
+/** Document stores: an update or delete of every document (`updateMany({}, ...)`, `deleteMany({})`, `remove({})`). */
+const EVERY_DOCUMENT = /\b(?:updatemany|deletemany|remove|update)\(\s*\{\s*\}\s*[,)]/i;
+
+/** True when one statement changes rows without restricting them. */
+function unbounded(statement: string): boolean {
+  if (!CHANGES_ROWS.test(statement)) return false;
+  return !WHERE.test(statement) || ALWAYS_TRUE.test(statement);
+}
+
+/** True when `text` (one or more statements) changes every row of a table or every document of a collection. */
+function changesEveryRow(text: string): boolean {
+  const bounded = text.length > 65_536 ? text.slice(0, 65_536) : text;
+  if (EVERY_DOCUMENT.test(bounded)) return true;
+  // Statements end at `;`; a statement's WHERE must be its own.
+  let start = 0;
+  for (let count = 0; start <= bounded.length && count < 256; count++) {
+    const end = bounded.indexOf(';', start);
+    if (unbounded(bounded.slice(start, end === -1 ? bounded.length : end + 1))) return true;
+    if (end === -1) return false;
+    start = end + 1;
+  }
+  return false;
+}
+/** Statements repeat call after call (a tool's fixed queries): each text is read once (bounded). */
+const statementMemo = new BoundedCache<boolean>(16_384, 4096);
+
+/** Adds `destructive.sql_unbounded` when `text` (one or more statements) changes every row of a table. */
+export function sqlFindings(findings: Findings, text: string): void {
+  if (text.length === 0) return;
+  if (statementMemo.get(text, changesEveryRow)) findings.add(R.sqlUnbounded);
+}
+
+/** Argument names that hold statements. */
+const STATEMENT_KEY = /^(?:query|queries|sql|statement|statements|stmt|command|commands|q|script|cypher|aql|filter|update)$/i;
+
+/** Nodes {@link sqlArgumentFindings} may still visit (synchronous, never re-entered). */
+let statementBudget = 0;
+
+function visitStatements(findings: Findings, value: unknown, key: string, depth: number): void {
+  if (depth > 8 || --statementBudget < 0) return;
+  if (typeof value === 'string') {
+    if (STATEMENT_KEY.test(key)) sqlFindings(findings, value);
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) visitStatements(findings, value[i], key, depth + 1);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const name in value) if (Object.hasOwn(value, name)) visitStatements(findings, (value as Record<string, unknown>)[name], name, depth + 1);
+  }
+}
+
+/** Reads the statements of a database tool's arguments (strings under statement names, at any depth; bounded walk). */
+export function sqlArgumentFindings(findings: Findings, args: unknown): void {
+  statementBudget = 256;
+  visitStatements(findings, args, 'query', 0);
+}
+
+/** Tool names (server and tool part) that name a database: `mcp__mysql__execute` runs statements though its tool part says "execute". */
+const DATABASE_TOOL = /(?:^|__|[._/:-])(?:postgres|postgresql|pg|mysql|mariadb|sqlite|mssql|sqlserver|oracle|db|database|supabase|neon|planetscale|cockroach|cockroachdb|bigquery|snowflake|redshift|clickhouse|duckdb|mongo|mongodb|dynamodb|firestore|sql)(?:__|[._/:-]|$)/i;
+
+/** True when a tool's whole name names a database (read once per tool name: proposal-views.ts keeps it in the tool's view). */
+export function namesDatabase(tool: string): boolean {
+  return DATABASE_TOOL.test(tool);
+}
+
+/** A document store's tool that changes documents (`update_many`, `delete_many`, `remove`). */
+const CHANGING_TOOL = /(?:^|_)(?:update|delete|remove|replace)(?:_many|_all|_documents|_items|_rows)?$/;
+const FILTER_KEY = /^(?:filter|query|where|selector|condition|match)$/i;
+
+/** True when a tool's name (its tool part) says it changes documents (read once per tool name: proposal-views.ts keeps it in the tool's view). */
+export function changesDocuments(tool: string): boolean {
+  return CHANGING_TOOL.test(canonicalToolName(tool));
+}
+
+/** Adds `destructive.sql_unbounded` when a database tool that changes documents (`changing`: {@link changesDocuments}) is given an empty filter (`{"filter": {}}`). */
+export function structuredUnboundedFindings(findings: Findings, changing: boolean, args: unknown): void {
+  if (!changing || typeof args !== 'object' || args === null || Array.isArray(args)) return;
+  for (const key in args) {
+    if (!Object.hasOwn(args, key) || !FILTER_KEY.test(key)) continue;
+    const filter = (args as Record<string, unknown>)[key];
+    const empty = (typeof filter === 'object' && filter !== null && !Array.isArray(filter) && Object.keys(filter).length === 0) || (typeof filter === 'string' && /^\s*(?:\{\s*\}|\*|)\s*$/.test(filter));
+    if (empty) findings.add(R.sqlUnbounded);
+  }
+}
