@@ -58,3 +58,21 @@ export async function readJson(response: Response, what: string): Promise<unknow
     throw new OperationalError(OperationalCode.INTERNAL, `${what}: HTTP ${response.status}, the answer is not JSON`, { cause: err, retryable: true });
   }
 }
+
+/**
+ * An unsigned GET of a public route (`/v1/trust`, `/v1/installation`): its
+ * body as JSON when the API answered 200; an API error (its code) for any
+ * other answer, a transport error when there was none.
+ */
+export async function getPublic(baseUrl: string, path: string, options: { readonly fetch?: typeof fetch; readonly requestTimeoutMs?: number } = {}): Promise<unknown> {
+  const what = `GET ${path}`;
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(`${baseUrl}${path}`, { signal: AbortSignal.timeout(options.requestTimeoutMs ?? 30_000) });
+  } catch (err) {
+    throw transportError(err, what);
+  }
+  const body = await readJson(response, what);
+  if (response.status !== 200) throw apiError(response.status, body, what);
+  return body;
+}

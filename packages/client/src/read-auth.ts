@@ -1,5 +1,5 @@
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
-import { apiError, readJson, transportError } from './errors.js';
+import { getPublic } from './errors.js';
 import { nodeEd25519, sha256Hex, statementHash, toBase64, toHex, utf8, type Ed25519Backend, type Envelope, type Signer } from '@agent-ledger/core';
 
 /**
@@ -107,17 +107,9 @@ export function parseReadAuthorization(header: string): ReadAuthorization | unde
  * ({@link installationOf}); this is for callers that pinned nothing.
  */
 export async function fetchInstallation(baseUrl: string, options: { readonly fetch?: typeof fetch; readonly requestTimeoutMs?: number } = {}): Promise<string> {
-  const what = 'GET /v1/installation';
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(`${baseUrl}/v1/installation`, { signal: AbortSignal.timeout(options.requestTimeoutMs ?? 30_000) });
-  } catch (err) {
-    throw transportError(err, what);
-  }
-  const body = await readJson(response, what);
-  if (response.status >= 400) throw apiError(response.status, body, what);
+  const body = await getPublic(baseUrl, '/v1/installation', options);
   const installation = (body as { installation?: unknown } | null)?.installation;
-  if (response.status !== 200 || typeof installation !== 'string' || !HEX64.test(installation)) throw new OperationalError(OperationalCode.INTERNAL, `${what}: the answer names no installation id`, { retryable: true });
+  if (typeof installation !== 'string' || !HEX64.test(installation)) throw new OperationalError(OperationalCode.INTERNAL, 'GET /v1/installation: the answer names no installation id', { retryable: true });
   return installation;
 }
 

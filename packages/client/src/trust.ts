@@ -34,7 +34,7 @@ import {
   type Role,
   type TrustRoot,
 } from '@agent-ledger/core';
-import { apiError, readJson, transportError } from './errors.js';
+import { getPublic } from './errors.js';
 import { readSmall } from './files.js';
 
 /** Largest trust document read (1000 keys of about 200 bytes each, plus a genesis). */
@@ -313,15 +313,7 @@ export interface FetchTrustOptions {
  * @throws LedgerError on a document that does not check; OperationalError when the API cannot be reached or fails.
  */
 export async function fetchTrust(baseUrl: string, options: FetchTrustOptions = {}): Promise<Trust> {
-  const what = 'GET /v1/trust';
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(`${baseUrl}/v1/trust`, { signal: AbortSignal.timeout(options.requestTimeoutMs ?? 30_000) });
-  } catch (err) {
-    throw transportError(err, what);
-  }
-  const body = await readJson(response, what);
-  if (response.status !== 200) throw apiError(response.status, body, what);
+  const body = await getPublic(baseUrl, '/v1/trust', options);
   const trust = parseTrust(body, options);
   if (options.trustRoot !== undefined && canonicalJson(options.trustRoot) !== canonicalJson(trust.trustRoot)) {
     throw new LedgerError(ReasonCode.INTEGRITY_FAILURE, `${baseUrl} serves another trust root than the one given`);
