@@ -65,7 +65,11 @@ function fakeKafka(answer: (topics: { topic: string; messages: { partition?: num
 }
 
 async function openWriter(kafka: Kafka): Promise<KafkajsTransactionalWriter> {
-  const admin = { fetchTopicOffsets: async () => [], fetchOffsets: async () => [] } as unknown as Admin;
+  // Everything written is readable at once (the commit's visibility check returns on its first look).
+  const admin = {
+    fetchTopicOffsets: async () => [0, 1, 2, 3].map((partition) => ({ partition, offset: '1000', high: '1000', low: '0' })),
+    fetchOffsets: async () => [{ topic: 'intake', partitions: [{ partition: 2, offset: '10' }] }],
+  } as unknown as Admin;
   return KafkajsTransactionalWriter.open({ kafka, partitions: new PartitionCounts(async () => 4), admin: async () => admin, onClose: () => undefined }, 'unanswered-test');
 }
 
