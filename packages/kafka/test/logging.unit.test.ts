@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { logLevel } from 'kafkajs';
 import type { LogEntry } from 'kafkajs';
-import { kafkaLogLevel, ledgerLogCreator, type KafkaLogFields, type KafkaLogSink } from '../src/kafkajs/logging.js';
+import { kafkaLogLevel, ledgerLogCreator, subscriptionReporter, type KafkaLogFields, type KafkaLogSink } from '../src/kafkajs/logging.js';
 
 test('LEDGER_LOG_LEVEL picks the kafkajs level; error when unset or unknown', (t) => {
   // Unset means unset here, whatever the environment the tests run in sets.
@@ -128,4 +128,37 @@ test('a sink never writes to stderr, and an entry field named like a line member
   // Without a sink the stderr line keeps its own members first.
   const [line] = captured(logLevel.INFO, [entry('Admin', logLevel.INFO, 'm', { level: 'x', topic: 't' })]);
   assert.deepEqual(JSON.parse(line ?? ''), { time: '2026-01-01T00:00:00.000Z', level: 'info', source: 'kafkajs.Admin', message: 'm', kafkajs_level: 'x', topic: 't' });
+});
+
+test('a subscription without onError is still heard: its reports go to the sink (or stderr) unless the level is nothing', () => {
+  const calls: [string, string, KafkaLogFields, string][] = [];
+  const sinkFor = (source: string): KafkaLogSink => ({
+    error: (fields, message) => calls.push([source, 'error', fields, message]),
+    warn: (fields, message) => calls.push([source, 'warn', fields, message]),
+    info: (fields, message) => calls.push([source, 'info', fields, message]),
+    debug: (fields, message) => calls.push([source, 'debug', fields, message]),
+  });
+  const report = subscriptionReporter(logLevel.ERROR, sinkFor);
+  report('ledger.gate', { code: 'UNAVAILABLE', message: 'read nothing for 41 s' }, false);
+  report('ledger.gate', { code: 'UNAVAILABLE', message: 'stopped by its client' }, true);
+  assert.deepEqual(calls, [
+    ['ledger.subscription', 'warn', { groupId: 'ledger.gate', code: 'UNAVAILABLE', stopped: false }, 'read nothing for 41 s'],
+    ['ledger.subscription', 'error', { groupId: 'ledger.gate', code: 'UNAVAILABLE', stopped: true }, 'stopped by its client'],
+  ]);
+  // Said whatever kafkajs's own level filters: these are the ledger's reports, not kafkajs entries.
+  subscriptionReporter(logLevel.NOTHING, sinkFor)('g', { code: 'UNAVAILABLE', message: 'm' }, true);
+  assert.equal(calls.length, 2, 'level nothing keeps quiet');
+  const lines: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string) => {
+    lines.push(chunk);
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    subscriptionReporter(logLevel.ERROR)('g', { code: 'INTERNAL', message: 'batch handler failed' }, false);
+  } finally {
+    process.stderr.write = write;
+  }
+  const line = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
+  assert.deepEqual({ ...line, time: typeof line.time }, { time: 'string', level: 'warn', source: 'ledger.subscription', message: 'batch handler failed', groupId: 'g', code: 'INTERNAL', stopped: false });
 });

@@ -4,7 +4,7 @@ import type { Admin, KafkaConfig, Producer } from 'kafkajs';
 import { invalidArgument, unavailable } from '../errors.js';
 import type { InRecord, LogBus, OutRecord, SubscribeOptions, Subscription, TopicSpec, TransactionalWriter } from '../log-bus.js';
 import { fromKafkaError } from './errors.js';
-import { kafkaLogLevel, ledgerLogCreator, type KafkaLogSinkFor, type LogLevelName } from './logging.js';
+import { kafkaLogLevel, ledgerLogCreator, subscriptionReporter, type KafkaLogSinkFor, type LogLevelName, type SubscriptionReporter } from './logging.js';
 import { PartitionCounts } from './partition-counts.js';
 import { producerSettings } from './producer-settings.js';
 import { STEP_LIMIT_MS, withDeadline } from './deadline.js';
@@ -79,6 +79,8 @@ class KafkajsBus implements LogBus {
   readonly #partitions: PartitionCounts;
   readonly #writers = new Set<KafkajsTransactionalWriter>();
   readonly #subscriptions = new Set<KafkajsSubscription>();
+  /** Where a subscription without its own `onError` reports. */
+  readonly #report: SubscriptionReporter;
   #admin: Promise<Admin> | undefined;
   #publisher: Promise<Producer> | undefined;
   #closing: Promise<void> | undefined;
@@ -91,13 +93,17 @@ class KafkajsBus implements LogBus {
     const brokers = [...options.brokers];
     const security = securitySettings(options.security);
     const logCreator = ledgerLogCreator(options.logSink);
+    this.#report = subscriptionReporter(level, options.logSink);
     // The one place this package makes a kafkajs client: every producer, consumer and admin client gets the same TLS and SASL settings.
     this.#newKafka = () => reuseCoordinatorLookups(new Kafka({ clientId: options.clientId, brokers, logLevel: level, logCreator, ...security }));
     this.#kafka = this.#newKafka();
-    this.#partitions = new PartitionCounts(async (topic) => {
-      const counts = await partitionCounts(await this.#adminClient(), [topic]);
-      return counts.get(topic) ?? 0;
-    });
+    this.#partitions = new PartitionCounts((topic) =>
+      withDeadline(
+        (async () => (await partitionCounts(await this.#adminClient(), [topic])).get(topic) ?? 0)(),
+        STEP_LIMIT_MS,
+        `reading the partition count of ${topic}`,
+      ),
+    );
   }
 
   #open(): void {
@@ -207,7 +213,7 @@ class KafkajsBus implements LogBus {
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     this.#open();
-    const subscription = await KafkajsSubscription.start(this.#kafka, options, (s) => this.#subscriptions.delete(s), () => this.#adminClient());
+    const subscription = await KafkajsSubscription.start(this.#kafka, options, { onStop: (s) => this.#subscriptions.delete(s), admin: () => this.#adminClient(), report: this.#report });
     this.#subscriptions.add(subscription);
     return subscription;
   }

@@ -131,3 +131,29 @@ export function ledgerLogCreator(sinkFor?: KafkaLogSinkFor): logCreator {
     };
   };
 }
+
+/** Says what befell a subscription whose caller gave no `onError`. */
+export type SubscriptionReporter = (groupId: string, error: { readonly code: string; readonly message: string }, stopped: boolean) => void;
+
+/**
+ * The reporter of a bus's subscriptions without an `onError`: every report is
+ * logged (source `ledger.subscription`, an error when consumption stopped, a
+ * warning otherwise) to the sink, or as a JSON line on stderr, unless the
+ * bus's level is `nothing`. No subscription problem goes unsaid: a role that
+ * forgot to listen is still seen to be stuck.
+ */
+export function subscriptionReporter(level: KafkaLogLevel, sinkFor?: KafkaLogSinkFor): SubscriptionReporter {
+  const source = 'ledger.subscription';
+  let sink: KafkaLogSink | undefined;
+  return (groupId, error, stopped) => {
+    if (level === KafkaLogLevel.NOTHING) return;
+    const label: KafkaLogLevelName = stopped ? 'error' : 'warn';
+    const fields = { groupId, code: error.code, stopped };
+    if (sinkFor === undefined) {
+      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: label, source, message: error.message, ...fields })}\n`);
+      return;
+    }
+    sink ??= sinkFor(source);
+    sink[label](fields, error.message);
+  };
+}

@@ -8,6 +8,7 @@ import { quietly } from './quietly.js';
 import { toInRecord } from './records.js';
 import { partitionsAssigner } from './one-partition-assigner.js';
 import { committedOffsets } from './topic-admin.js';
+import type { SubscriptionReporter } from './logging.js';
 
 /** How often a member heartbeats, between batches and while its handler runs. */
 const HEARTBEAT_MS = 1_000;
@@ -129,18 +130,30 @@ export class KafkajsSubscription implements Subscription {
   readonly #options: SubscribeOptions;
   readonly #admin: () => Promise<Admin>;
   readonly #onStop: (subscription: KafkajsSubscription) => void;
+  /** Where reports go when the caller gave no `onError`. */
+  readonly #fallback: SubscriptionReporter;
   #consumer: Consumer | undefined;
   /** Which consumer is current: batches of a replaced one are left unresolved. */
   #generation = 0;
   /** When a batch last arrived or finished, the member last joined, or the watch last found nothing waiting. */
   #lastProgressAt = Date.now();
   #handling = 0;
+  /** The batches the handler is working on, by when each began (several with `concurrency`). */
+  readonly #running = new Map<number, { readonly since: number; readonly where: string }>();
+  #batchNumber = 0;
+  /** When the watch last said a batch was taking long. */
+  #slowSaidAt = 0;
   /** Per `topic`, per partition, the offset after the last batch kafkajs processed for this member (markers included). */
   readonly #seen = new Map<string, Map<number, bigint>>();
   /** Partitions this member holds, per topic, from its last join. */
   #assigned: ReadonlyMap<string, readonly number[]> = new Map();
-  /** kafkajs stopped the consumer on an error retrying cannot cure (credentials, a denied request): left stopped. */
-  #gaveUp = false;
+  /**
+   * When kafkajs stopped the consumer for good (an error it does not retry:
+   * credentials, a denied request), or undefined. The watch replaces it after
+   * the stall limit, again and again: a role must not stop consuming for good
+   * on what an operator can fix while it runs.
+   */
+  #gaveUpAt: number | undefined;
   #watch: NodeJS.Timeout | undefined;
   /** The watch's look in progress, if any: stop() waits for it, so a replacement is never left running. */
   #checking: Promise<void> | undefined;
@@ -152,17 +165,18 @@ export class KafkajsSubscription implements Subscription {
   /** How many times the watch replaced a stalled consumer. */
   restarts = 0;
 
-  private constructor(kafka: Kafka, options: SubscribeOptions, onStop: (subscription: KafkajsSubscription) => void, admin: () => Promise<Admin>) {
+  private constructor(kafka: Kafka, options: SubscribeOptions, deps: SubscriptionDeps) {
     this.#kafka = kafka;
     this.#options = options;
-    this.#onStop = onStop;
-    this.#admin = admin;
+    this.#onStop = deps.onStop;
+    this.#admin = deps.admin;
+    this.#fallback = deps.report;
   }
 
   /** Joins the group and starts consuming. */
-  static async start(kafka: Kafka, options: SubscribeOptions, onStop: (subscription: KafkajsSubscription) => void, admin: () => Promise<Admin>): Promise<KafkajsSubscription> {
+  static async start(kafka: Kafka, options: SubscribeOptions, deps: SubscriptionDeps): Promise<KafkajsSubscription> {
     checkOptions(options);
-    const subscription = new KafkajsSubscription(kafka, options, onStop, admin);
+    const subscription = new KafkajsSubscription(kafka, options, deps);
     await subscription.#launch();
     subscription.#watch = setInterval(() => subscription.#check(), WATCH_EVERY_MS);
     subscription.#watch.unref();
@@ -171,7 +185,8 @@ export class KafkajsSubscription implements Subscription {
 
   #report(error: BusError, stopped: boolean): void {
     try {
-      this.#options.onError?.(error, stopped);
+      if (this.#options.onError === undefined) this.#fallback(this.#options.groupId, error, stopped);
+      else this.#options.onError(error, stopped);
     } catch {
       // onError must not throw; if it does, consumption goes on regardless.
     }
@@ -187,7 +202,10 @@ export class KafkajsSubscription implements Subscription {
     } catch (err) {
       throw fromKafkaError(err, `cannot list the partitions of ${topic}`);
     }
-    const initial = 'startAt' in positions ? positions.startAt() : await committedOffsets(await this.#admin(), positions.offsetsOf, topic);
+    const initial =
+      'startAt' in positions
+        ? positions.startAt()
+        : await withDeadline((async () => committedOffsets(await this.#admin(), positions.offsetsOf, topic))(), STEP_LIMIT_MS, `reading the offsets ${positions.offsetsOf} committed on ${topic}`);
     return { taken, initial };
   }
 
@@ -216,7 +234,7 @@ export class KafkajsSubscription implements Subscription {
     this.#consumer = consumer;
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!current()) return;
-      if (!payload.restart) this.#gaveUp = true;
+      if (!payload.restart) this.#gaveUpAt = Date.now();
       if (causedByHandler(payload.error)) return; // reported when the handler failed
       this.#report(fromKafkaError(payload.error, `consumer group ${options.groupId} crashed`), !payload.restart);
     });
@@ -249,12 +267,15 @@ export class KafkajsSubscription implements Subscription {
           if (!current()) return;
           this.#lastProgressAt = Date.now();
           this.#handling += 1;
+          const number = ++this.#batchNumber;
+          this.#running.set(number, { since: Date.now(), where: `${payload.batch.topic}/${payload.batch.partition} from offset ${payload.batch.firstOffset() ?? '?'}` });
           try {
             const handled = await handleBatch(payload, options, (error, stopped) => this.#report(error, stopped));
             // A stale batch left unresolved is fetched again: kafkajs's END_BATCH_PROCESS must not count it as read.
             if (!handled) skipped.add(`${payload.batch.topic}:${payload.batch.partition}:${payload.batch.lastOffset()}`);
           } finally {
             this.#handling -= 1;
+            this.#running.delete(number);
             this.#lastProgressAt = Date.now();
           }
         },
@@ -267,7 +288,11 @@ export class KafkajsSubscription implements Subscription {
         consumer.on(consumer.events.GROUP_JOIN, () => {
           joins += 1;
           if (joins > 1 && current()) {
-            ('startAt' in positions ? Promise.resolve(positions.startAt()) : this.#admin().then((a) => committedOffsets(a, positions.offsetsOf, topic)))
+            (
+              'startAt' in positions
+                ? Promise.resolve(positions.startAt())
+                : withDeadline((async () => committedOffsets(await this.#admin(), positions.offsetsOf, topic))(), STEP_LIMIT_MS, `reading the offsets ${positions.offsetsOf} committed on ${topic}`)
+            )
               .then((committed) => seekAfterRejoin(consumer, committed, topic, taken, current))
               .catch((err: unknown) => this.#report(fromKafkaError(err, `cannot seek ${topic} after a rejoin`), false));
           }
@@ -312,12 +337,40 @@ export class KafkajsSubscription implements Subscription {
 
   /** The stall watch: replaces the consumer when records wait and nothing came for the stall limit. */
   #check(): void {
-    if (this.#checking !== undefined || this.#stopping !== undefined || this.#gaveUp || this.#handling > 0) return;
+    if (this.#checking !== undefined || this.#stopping !== undefined) return;
+    const now = Date.now();
+    if (this.#gaveUpAt !== undefined) {
+      if (now - this.#gaveUpAt < stallLimitMs()) return;
+      this.#gaveUpAt = undefined;
+      this.#checking = this.#replace(`consumer group ${this.#options.groupId} was stopped by its client on an error it does not retry: a new consumer joins`).finally(() => {
+        this.#checking = undefined;
+      });
+      return;
+    }
+    if (this.#handling > 0) {
+      this.#slowBatch(now);
+      return;
+    }
     const idleSince = this.#lastProgressAt;
-    if (Date.now() - idleSince < stallLimitMs()) return;
+    if (now - idleSince < stallLimitMs()) return;
     this.#checking = this.#look(idleSince).finally(() => {
       this.#checking = undefined;
     });
+  }
+
+  /**
+   * A batch the handler has worked on for longer than the stall limit is said
+   * (at most once per stall limit): its partition reads nothing more until the
+   * handler returns. Nothing is replaced under a running handler, whose
+   * writes may yet commit; every step of the ledger's own handlers is bounded,
+   * so one that runs this long is worth an operator's look.
+   */
+  #slowBatch(now: number): void {
+    let oldest: { readonly since: number; readonly where: string } | undefined;
+    for (const batch of this.#running.values()) if (oldest === undefined || batch.since < oldest.since) oldest = batch;
+    if (oldest === undefined || now - oldest.since < stallLimitMs() || now - this.#slowSaidAt < stallLimitMs()) return;
+    this.#slowSaidAt = now;
+    this.#report(unavailable(`consumer group ${this.#options.groupId}: the handler has worked on one batch (${oldest.where}) for ${Math.round((now - oldest.since) / 1000)} s; that partition reads nothing more until it returns`), false);
   }
 
   async #look(idleSince: number): Promise<void> {
@@ -347,15 +400,21 @@ export class KafkajsSubscription implements Subscription {
     }
     if (Date.now() - this.#waitingSeen.at < WAITING_GRACE_MS) return;
     this.#waitingSeen = undefined;
+    await this.#replace(`consumer group ${this.#options.groupId} read nothing for ${Math.round((Date.now() - idleSince) / 1000)} s with records waiting (${waiting}): its consumer is replaced`);
+  }
+
+  /** Leaves the group with the current consumer and joins it with a new one, which reads from the committed offsets. */
+  async #replace(why: string): Promise<void> {
     this.restarts += 1;
-    this.#report(unavailable(`consumer group ${this.#options.groupId} read nothing for ${Math.round((Date.now() - idleSince) / 1000)} s with records waiting (${waiting}): its consumer is replaced`), false);
+    this.#report(unavailable(why), false);
     const stalled = this.#consumer;
     this.#generation += 1;
     if (stalled !== undefined) await quietly(stalled.disconnect());
     try {
       await this.#launch();
     } catch (err) {
-      // Tried again at the next look.
+      // Tried again after another stall limit, whatever the old consumer had been assigned.
+      this.#gaveUpAt = Date.now();
       this.#report(fromKafkaError(err, `cannot replace the consumer of ${this.#options.groupId}`), false);
     }
   }
@@ -373,6 +432,16 @@ export class KafkajsSubscription implements Subscription {
     })();
     return this.#stopping;
   }
+}
+
+/** What a subscription needs from its bus. */
+export interface SubscriptionDeps {
+  /** Called once the subscription has stopped. */
+  readonly onStop: (subscription: KafkajsSubscription) => void;
+  /** The bus's shared admin client. */
+  readonly admin: () => Promise<Admin>;
+  /** Where reports go when the caller gave no `onError`. */
+  readonly report: SubscriptionReporter;
 }
 
 /** Hands one batch to the handler; false when it was left unresolved unhandled (stale, or empty). */

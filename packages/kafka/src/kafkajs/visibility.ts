@@ -2,7 +2,7 @@ import type { Admin, RecordMetadata } from 'kafkajs';
 import type { ConsumedOffset } from '../log-bus.js';
 
 /** How long a commit waits for its records and offset to become readable before it returns anyway. */
-const VISIBILITY_LIMIT_MS = 10_000;
+export const VISIBILITY_LIMIT_MS = 10_000;
 /** Poll delays, in milliseconds: markers usually land within a few. */
 const POLL_DELAYS_MS = [1, 2, 4, 8, 16, 32, 64, 100] as const;
 

@@ -9,7 +9,7 @@ import { producerSettings } from './producer-settings.js';
 import { STEP_LIMIT_MS, withDeadline } from './deadline.js';
 import { quietly } from './quietly.js';
 import { toTopicMessages, unanswered } from './records.js';
-import { awaitVisible, writtenOffsets } from './visibility.js';
+import { VISIBILITY_LIMIT_MS, awaitVisible, writtenOffsets } from './visibility.js';
 
 type WriterState = 'open' | 'fenced' | 'closed';
 
@@ -144,7 +144,12 @@ export class KafkajsTransactionalWriter implements TransactionalWriter {
    */
   async #awaitVisible(metadata: readonly RecordMetadata[], consumed: ConsumedOffset | undefined): Promise<void> {
     try {
-      const visible = await awaitVisible(await this.#deps.admin(), writtenOffsets(metadata), consumed);
+      // Bounded as a whole: an admin request that never returns must not hold the caller's batch (and its partition) for good.
+      const visible = await withDeadline(
+        (async () => awaitVisible(await this.#deps.admin(), writtenOffsets(metadata), consumed))(),
+        VISIBILITY_LIMIT_MS + STEP_LIMIT_MS,
+        `checking that a transaction of writer ${this.transactionalId} is readable`,
+      );
       if (!visible) this.#deps.kafka.logger().namespace('LedgerWriter').error('committed transaction not yet readable after the wait limit', { transactionalId: this.transactionalId });
     } catch (err) {
       this.#deps.kafka.logger().namespace('LedgerWriter').warn('cannot check that a committed transaction is readable', { transactionalId: this.transactionalId, error: String(err) });
