@@ -60,9 +60,13 @@ export class ChunkedCommitter {
 
   /**
    * The records of a (possibly redelivered) batch that no transaction of
-   * this committer has consumed yet.
+   * this committer has consumed yet. It begins a batch: output still pending
+   * from an earlier delivery whose handler failed before flushing (a record
+   * that would not parse, a wait that ran out) is dropped with its callbacks,
+   * since that delivery is being handled again.
    */
   uncommitted<R extends { readonly offset: string }>(records: readonly R[]): readonly R[] {
+    this.#dropPending();
     const next = this.#committedNext;
     if (next === null) return records;
     return records.filter((record) => BigInt(record.offset) >= next);
@@ -74,11 +78,15 @@ export class ChunkedCommitter {
    * pending: what the writer derived before is rebuilt from the log.
    */
   resume(nextOffset: string | null): void {
+    this.#dropPending();
+    this.#committedNext = nextOffset === null ? null : BigInt(nextOffset);
+  }
+
+  #dropPending(): void {
     this.#records = [];
     this.#callbacks = [];
     this.#bytes = 0;
     this.#lastOffset = null;
-    this.#committedNext = nextOffset === null ? null : BigInt(nextOffset);
   }
 
   /** The consumed offset (next record to read) of the last commit or {@link resume}, null when none. */
@@ -138,10 +146,7 @@ export class ChunkedCommitter {
     const records = this.#records;
     const callbacks = this.#callbacks;
     const next = BigInt(this.#lastOffset) + 1n;
-    this.#records = [];
-    this.#callbacks = [];
-    this.#bytes = 0;
-    this.#lastOffset = null;
+    this.#dropPending();
     await this.#writer.commit(records, { ...this.#consumed, nextOffset: next.toString() });
     this.#committedNext = next;
     this.transactions += 1;

@@ -76,6 +76,27 @@ test('a batch redelivered after a later chunk failed skips what earlier chunks c
   assert.deepEqual(committer.uncommitted(batch).map((r) => r.offset), ['6', '7', '8']);
 });
 
+test('a delivery whose handler failed before flushing leaves nothing behind: its redelivery commits its output once, and the stale callbacks never run', async () => {
+  const writer = new RecordingWriter();
+  const committer = new ChunkedCommitter(writer, base, 1000);
+  const batch = [5, 6].map((n) => ({ offset: String(n) }));
+  const done: string[] = [];
+  // First delivery: offset 5 handled, then the handler fails on 6 (a wait that ran out) without flushing.
+  committer.uncommitted(batch);
+  await committer.add('5', [{ ...record(10), value: 'first try of 5' }], () => done.push('first try of 5'));
+  // The redelivery handles both records again.
+  assert.deepEqual(committer.uncommitted(batch).map((r) => r.offset), ['5', '6']);
+  assert.equal(committer.pendingBytes, 0, 'the failed delivery left nothing pending');
+  await committer.add('5', [{ ...record(10), value: 'again 5' }], () => done.push('again 5'));
+  await committer.add('6', [{ ...record(10), value: 'again 6' }], () => done.push('again 6'));
+  await committer.flush();
+  assert.deepEqual(
+    writer.commits.map((c) => [c.records.map((r) => r.value), c.consumed?.nextOffset]),
+    [[['again 5', 'again 6'], '7']],
+  );
+  assert.deepEqual(done, ['again 5', 'again 6']);
+});
+
 test('resume sets the committed offset a redelivered batch is filtered by, and drops what was pending', async () => {
   const writer = new RecordingWriter();
   const committer = new ChunkedCommitter(writer, base, 1000);
