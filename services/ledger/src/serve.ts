@@ -310,6 +310,8 @@ export async function serve(
     // A step of a sequencer's serialised work that takes this long is logged (again every such period while it lasts).
     const slowStepMs = 30_000;
     const slowLogged = new Map<number, number>();
+    // A checkpoint that keeps failing (the broker down) is said when it first fails, then at most every slowStepMs with a count, and once when it seals again.
+    const checkpointFailures = new Map<number, { count: number; loggedAt: number }>();
     const ticker = setInterval(() => {
       for (const s of sequencers) {
         const busy = s.busy(slowStepMs);
@@ -317,15 +319,29 @@ export async function serve(
           slowLogged.set(s.partition, Date.now());
           log(`sequencer ${s.partition}: ${busy.step} for ${Math.round(busy.forMs / 1000)} s`);
         }
-        void s.tick().catch((err: unknown) => {
-          if (err instanceof WriterFencedError) {
-            log(`sequencer ${s.partition} fenced by a newer instance: stopping`);
-            reportFatal(err);
-          } else {
+        void s.tick().then(
+          () => {
+            const failed = checkpointFailures.get(s.partition);
+            if (failed === undefined) return;
+            checkpointFailures.delete(s.partition);
+            log(`checkpoint on ${s.partition}: ticking again after ${failed.count} failed ticks`);
+          },
+          (err: unknown) => {
+            if (err instanceof WriterFencedError) {
+              log(`sequencer ${s.partition} fenced by a newer instance: stopping`);
+              reportFatal(err);
+              return;
+            }
             operationalErrors.inc({ role: 'sequencer', code: (err as { code?: string }).code ?? 'INTERNAL' });
-            log(`checkpoint on ${s.partition} failed: ${(err as Error).message}`);
-          }
-        });
+            const failed = checkpointFailures.get(s.partition) ?? { count: 0, loggedAt: 0 };
+            failed.count += 1;
+            checkpointFailures.set(s.partition, failed);
+            if (Date.now() - failed.loggedAt >= slowStepMs) {
+              failed.loggedAt = Date.now();
+              log(`checkpoint on ${s.partition} failed (${failed.count} failed ticks in a row; retried every tick): ${(err as Error).message}`);
+            }
+          },
+        );
       }
     }, Math.max(50, Math.floor(config.checkpointIntervalMs / 2)));
     stops.push(async () => {
