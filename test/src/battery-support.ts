@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdtempSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,10 +40,16 @@ export class Role {
   }
 
   start(): void {
-    const log = createWriteStream(join(this.#home.dir, `${this.name}.log`), { flags: 'a' });
-    const child = spawn(process.execPath, [bin, 'serve', '--home', this.#home.dir, '--target', ...this.#roles], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.#env } });
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
+    // The role writes its log straight to the file: a busy test process must not hold up a role that logs
+    // synchronously (as the service does) through a full pipe. SIGUSR2 makes it write a diagnostic report (see diagnose).
+    const log = openSync(join(this.#home.dir, `${this.name}.log`), 'a');
+    const node = ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${this.#home.dir}`];
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, [...node, bin, 'serve', '--home', this.#home.dir, '--target', ...this.#roles], { stdio: ['ignore', log, log], env: { ...process.env, ...this.#env } });
+    } finally {
+      closeSync(log);
+    }
     children.add(child);
     child.once('exit', (code, signal) => {
       children.delete(child);
@@ -54,6 +60,36 @@ export class Role {
       }
     });
     this.#child = child;
+  }
+
+  /**
+   * What the running role is doing, from a Node diagnostic report (SIGUSR2):
+   * its JavaScript stack at that moment (a role stuck in a loop shows where;
+   * an idle one shows none) and its libuv handles by type. For a failed
+   * battery: was the role alive, and waiting on what.
+   */
+  async diagnose(): Promise<string> {
+    const child = this.#child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return `${this.name}: not running`;
+    const before = new Set(readdirSync(this.#home.dir).filter((f) => f.startsWith('report.')));
+    child.kill('SIGUSR2');
+    for (let waited = 0; waited < 10_000; waited += 200) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const made = readdirSync(this.#home.dir).find((f) => f.startsWith('report.') && f.endsWith('.json') && !before.has(f));
+      if (made === undefined) continue;
+      let report: { javascriptStack?: { message?: string; stack?: string[] }; libuv?: { type: string; is_active?: boolean }[]; resourceUsage?: { userCpuSeconds?: number; kernelCpuSeconds?: number } };
+      try {
+        report = JSON.parse(readFileSync(join(this.#home.dir, made), 'utf8')) as typeof report;
+      } catch {
+        continue; // still being written
+      }
+      const handles = new Map<string, number>();
+      for (const h of report.libuv ?? []) if (h.is_active !== false) handles.set(h.type, (handles.get(h.type) ?? 0) + 1);
+      const stack = (report.javascriptStack?.stack ?? []).slice(0, 12).join(' | ');
+      const cpu = report.resourceUsage === undefined ? '' : `, CPU user ${report.resourceUsage.userCpuSeconds ?? '?'} s, system ${report.resourceUsage.kernelCpuSeconds ?? '?'} s`;
+      return `${this.name}: alive; JavaScript stack when signalled: ${stack || 'none (idle, waiting on the event loop)'}; active handles ${JSON.stringify(Object.fromEntries(handles))}${cpu} (${join(this.#home.dir, made)})`;
+    }
+    return `${this.name}: no diagnostic report within 10 s (its event loop may be blocked)`;
   }
 
   async kill(): Promise<void> {

@@ -307,6 +307,10 @@ describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'L
     process.stdout.write(`# forks on the events partitions: ${forked} (${entries.length} entries read back)\n`);
     if (forked > 0 || total.lost > 0 || total.undecided > 0) {
       for (const where of await unstableTails(raw, admin, [topics.intake, topics.events, topics.authority])) process.stdout.write(`# ${where}\n`);
+      // Is the ledger process alive, what is it doing, and what does it say of itself.
+      process.stdout.write(`# ${await everything.diagnose()}\n`);
+      const ready = await fetch(`${api}/readyz`).then(async (r) => `${r.status} ${await r.text()}`, (err: Error) => `no answer: ${err.message}`);
+      process.stdout.write(`# /readyz: ${ready.slice(0, 2000)}\n`);
     }
     if (forked > 0) {
       for (const read of [1, 2]) for (const where of await firstBreaks(bus, home)) process.stdout.write(`# read ${read}: ${where}\n`);
