@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LedgerError, OperationalCode, OperationalError, ReasonCode } from '@agent-ledger/refusals';
+import type { Admin } from 'kafkajs';
 import { fromKafkaError, isFencing } from '../src/kafkajs/errors.js';
+import { ensureTopics } from '../src/kafkajs/topic-admin.js';
 
 /** kafkajs's error shapes: protocol errors carry `type`; wrappers carry `cause`, aggregates `errors`. */
 const protocol = (type: string): Error => Object.assign(new Error(type), { name: 'KafkaJSProtocolError', type });
@@ -46,4 +48,27 @@ test('kafkajs errors map to codes by the broker answer', () => {
   }
   const typed = new LedgerError(ReasonCode.REPLAY, 'already typed');
   assert.equal(fromKafkaError(typed, 'x'), typed);
+});
+
+test('a topic the cluster is still making is a passing state at startup (UNAVAILABLE, retryable), not a missing topic', async () => {
+  // The race seen on a fresh three-node cluster: CreateTopics done, a node's metadata not caught up yet.
+  const notYet = wrapped(protocol('UNKNOWN_TOPIC_OR_PARTITION'));
+  const admin = {
+    listTopics: async () => [],
+    createTopics: async () => {
+      throw notYet;
+    },
+  } as unknown as Admin;
+  await assert.rejects(ensureTopics(admin, [{ name: 'l.events', partitions: 2 }]), (err: unknown) => {
+    assert.ok(err instanceof OperationalError);
+    assert.equal(err.code, OperationalCode.UNAVAILABLE);
+    assert.equal(err.retryable, true);
+    assert.equal(err.cause, notYet);
+    return true;
+  });
+  // The same answer from the metadata read that checks what was made.
+  const made = { listTopics: async () => ['l.events'], fetchTopicMetadata: async () => Promise.reject(notYet) } as unknown as Admin;
+  await assert.rejects(ensureTopics(made, [{ name: 'l.events', partitions: 2 }]), (err: unknown) => err instanceof OperationalError && err.code === OperationalCode.UNAVAILABLE && err.retryable);
+  // Elsewhere a missing topic stays what it is: the log's shape is wrong.
+  assert.equal(fromKafkaError(notYet, 'reading').code, ReasonCode.INTEGRITY_FAILURE);
 });

@@ -1,8 +1,8 @@
 import type { Admin, ITopicConfig } from 'kafkajs';
 import { OperationalCode, OperationalError } from '@agent-ledger/refusals';
-import { integrityFailure, invalidArgument } from '../errors.js';
+import { integrityFailure, invalidArgument, unavailable } from '../errors.js';
 import type { TopicSpec } from '../log-bus.js';
-import { fromKafkaError } from './errors.js';
+import { fromKafkaError, protocolErrorTypes } from './errors.js';
 
 /** ConfigResourceTypes.TOPIC (Kafka's DescribeConfigs resource type 2); kafkajs's enum is not reachable from ESM. */
 const TOPIC_RESOURCE = 2;
@@ -46,6 +46,11 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
     // createTopics resolves false when another process created them first; the checks below cover that case.
     if (missing.length > 0) await admin.createTopics({ topics: missing.map(toCreateRequest), waitForLeaders: true });
   } catch (err) {
+    // Just after a topic is made, a node whose metadata has not caught up yet answers that it does not
+    // host it: a passing state of the cluster, not a missing topic. Retryable, so startup waits it out.
+    if (protocolErrorTypes(err).has('UNKNOWN_TOPIC_OR_PARTITION')) {
+      throw unavailable(`cannot create topics: the cluster does not know a topic it is making yet (UNKNOWN_TOPIC_OR_PARTITION): ${(err as Error).message}`, { cause: err, retryable: true });
+    }
     throw fromKafkaError(err, 'cannot create topics');
   }
 
@@ -75,6 +80,7 @@ async function topicShapes(admin: Admin, topics: readonly string[]): Promise<Map
     const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
     return new Map(metadata.map((topic) => [topic.name, { partitions: topic.partitions.length, replicas: Math.min(...topic.partitions.map((p) => p.replicas.length)) }]));
   } catch (err) {
+    if (protocolErrorTypes(err).has('UNKNOWN_TOPIC_OR_PARTITION')) throw unavailable(`cannot read the metadata of ${topics.join(', ')} yet: ${(err as Error).message}`, { cause: err, retryable: true });
     throw fromKafkaError(err, `cannot read the metadata of ${topics.join(', ')}`);
   }
 }
@@ -85,6 +91,7 @@ export async function partitionCounts(admin: Admin, topics: readonly string[]): 
     const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
     return new Map(metadata.map((topic) => [topic.name, topic.partitions.length]));
   } catch (err) {
+    if (protocolErrorTypes(err).has('UNKNOWN_TOPIC_OR_PARTITION')) throw unavailable(`cannot read the metadata of ${topics.join(', ')} yet: ${(err as Error).message}`, { cause: err, retryable: true });
     throw fromKafkaError(err, `cannot read the metadata of ${topics.join(', ')}`);
   }
 }
