@@ -325,6 +325,8 @@ describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'L
       );
     }
     assert.ok(total.verifyChain.startsWith('passes'), total.verifyChain);
+    // Including exits outside the phases (starting on a fresh cluster, settling).
+    assert.equal(total.roleExits, 0, `role exits: ${everything.exits.join(', ')}`);
     assert.equal(leaderKills, LEADER_KILLS);
   });
 });
