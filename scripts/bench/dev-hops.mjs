@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { LedgerClient } from '@agent-ledger/client';
 import { initHome, openEmbeddedStorage, serve, topicNames } from '@agent-ledger/ledger';
 import { decideAndSignP50 } from './decide-baseline.mjs';
+import { TRAFFIC, grantWhenAsked } from './granted.mjs';
 
 const N = Number(process.env.BENCH_PROPOSALS ?? 60);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 100);
@@ -32,6 +33,7 @@ const storage = await openEmbeddedStorage(home);
 const running = await serve(home, ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem'], { storage });
 const topics = topicNames(home.config.topicPrefix);
 const client = new LedgerClient({ baseUrl: running.apiUrl, signer: home.key('agent-build-bot'), deciderKeys: [home.key('gate').keyId] });
+await grantWhenAsked(home, running.apiUrl, { agentId: home.key('agent-build-bot').principal, actionType: 'shell.exec', targetResource: 'host/a', recipient: 'none', scope: 'workspace' }, (i) => client.proposeAndWait(body(`grant${i}`), 60_000));
 for (let i = 0; i < 5; i++) await client.proposeAndWait(body(`warm${i}`), 60_000);
 
 // The current proposal's trace: hop name -> ms since sent.
@@ -86,7 +88,7 @@ await unlisten();
 await sub.stop();
 const order = ['intake: proposal', 'POST answered', 'events: proposal entry', 'intake: decision', 'events: decision entry', 'projector NOTIFY', 'checkpoint covers decision', 'client: decision + receipt'];
 console.log(`baseline: one in-process decide() + signing its decision: p50 ${(baseline * 1000).toFixed(0)} µs`);
-console.log(`ledger dev hop trace, ${N} proposals one at a time, ${GAP_MS} ms apart: ms since the proposal was sent (p50 / p99)`);
+console.log(`ledger dev hop trace, ${N} proposals one at a time, ${GAP_MS} ms apart (BENCH_TRAFFIC=${TRAFFIC}, LEDGER_INLINE_DECISIONS=${process.env.LEDGER_INLINE_DECISIONS ?? 'on'}: ${running.sequencers.reduce((n, s) => n + s.counters.inlineDecisions, 0)} first decisions chained with their proposal): ms since the proposal was sent (p50 / p99)`);
 let prev = 0;
 for (const hop of order) {
   const xs = traces.map((t) => t[hop]).filter((x) => x !== undefined);

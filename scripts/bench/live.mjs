@@ -19,6 +19,7 @@ import { createKafkaBus } from '@agent-ledger/kafka';
 import { LedgerClient } from '@agent-ledger/client';
 import { ensureDatabase, migrate, resetProjection } from '@agent-ledger/store';
 import { Projector, entryLocation, initHome, serve, topicNames } from '@agent-ledger/ledger';
+import { TRAFFIC, grantWhenAsked } from './granted.mjs';
 
 const INGEST = Number(process.env.BENCH_INGEST ?? 4000);
 const RATE = Number(process.env.BENCH_RATE ?? 20);
@@ -98,6 +99,7 @@ const ingestHome = freshHome();
   const home = freshHome();
   const running = await serve(home, ['api', 'sequencer', 'gate', 'projector', 'timer', 'siem']);
   const client = new LedgerClient({ baseUrl: running.apiUrl, signer: home.key('agent-build-bot'), deciderKeys: [home.key('gate').keyId] });
+  await grantWhenAsked(home, running.apiUrl, { agentId: home.key('agent-build-bot').principal, actionType: 'shell.exec', targetResource: 'host/a', recipient: 'none', scope: 'workspace' }, (i) => client.proposeAndWait({ tool: 'shell', actionType: 'shell.exec', targetResource: 'host/a', recipient: 'none', scope: 'workspace', args: { command: 'ls', grant: i }, query: 'warm-up', labels: [], channel: 'api', context: {} }));
   for (let i = 0; i < 5; i++) await client.proposeAndWait({ tool: 'shell', actionType: 'shell.exec', targetResource: 'host/a', recipient: 'none', scope: 'workspace', args: { command: 'ls', warm: i }, query: 'warm-up', labels: [], channel: 'api', context: {} });
   const latencies = [];
   const waits = [];
@@ -142,7 +144,7 @@ const ingestHome = freshHome();
   await producer.disconnect();
   await admin.deleteTopics({ topics: [topic] });
   await admin.disconnect();
-  console.log(`proposal -> verified decision at ${RATE}/s: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms   raw kafkajs round trip: p50 ${percentile(raw, 50).toFixed(1)} ms, p99 ${percentile(raw, 99).toFixed(1)} ms   p50 ratio ${(percentile(latencies, 50) / percentile(raw, 50)).toFixed(1)}x`);
+  console.log(`proposal -> verified decision at ${RATE}/s (BENCH_TRAFFIC=${TRAFFIC}, LEDGER_INLINE_DECISIONS=${process.env.LEDGER_INLINE_DECISIONS ?? 'on'}: ${running.sequencers.reduce((n, s) => n + s.counters.inlineDecisions, 0)} inline): p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms   raw kafkajs round trip: p50 ${percentile(raw, 50).toFixed(1)} ms, p99 ${percentile(raw, 99).toFixed(1)} ms   p50 ratio ${(percentile(latencies, 50) / percentile(raw, 50)).toFixed(1)}x`);
 
   await running.stop();
 }

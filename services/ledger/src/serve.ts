@@ -23,6 +23,7 @@ import type { ReadAuthMode } from './api/read-auth.js';
 import { Projector } from './projector/projector.js';
 import { PartitionSequencer } from './sequencer/partition-sequencer.js';
 import { SignaturePool } from './sequencer/signature-pool.js';
+import { inlineDecisionsFrom } from './sequencer/inline-decision.js';
 import { SiemExporter } from './siem/siem-exporter.js';
 import { NotifierRole } from './notify/notifier-role.js';
 import { startConfiguredChannels } from './notify/configured-channels.js';
@@ -243,6 +244,12 @@ export async function serve(
     log('submitted genesis to intake');
   }
 
+  // The gate folds every authority entry from genesis on: it listens before the follower starts.
+  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config), fatigue: fatigueSettingsFromEnv(), log }, gateDecider as GateDecider);
+  // With the gate in this process, the sequencer chains the first decisions the gate settles alone in the
+  // transaction that admits their proposals (LEDGER_INLINE_DECISIONS=off: the gate worker decides every one).
+  const inlineDecisions = inlineDecisionsFrom(process.env.LEDGER_INLINE_DECISIONS);
+  if (inlineDecisions === undefined) throw new OperationalError(OperationalCode.BAD_CONFIGURATION, `LEDGER_INLINE_DECISIONS: expected on or off, got ${process.env.LEDGER_INLINE_DECISIONS ?? ''}`);
   if (has('sequencer')) {
     const partitions = options.sequencerPartitions ?? Array.from({ length: config.eventPartitions + 1 }, (_, p) => p);
     // LEDGER_SIGNATURE_WORKERS=0 checks intake signatures inline on the event loop.
@@ -264,6 +271,7 @@ export async function serve(
       topics,
       ...(signatures === undefined ? {} : { signatures }),
       ...(authorityHistory === undefined ? {} : { authorityHistory }),
+      ...(gate !== undefined && inlineDecisions ? { firstDecisions: gate } : {}),
     };
     for (const p of partitions) sequencers.push(new PartitionSequencer(p, bus, settings, follower));
     // Every writer at once (each fences its predecessor), then partition 0 first: the others judge keys by the authority stream it writes.
@@ -271,8 +279,6 @@ export async function serve(
     const authority = sequencers.find((s) => s.partition === 0);
     if (authority !== undefined) await authority.start();
   }
-  // The gate folds every authority entry from genesis on: it listens before the follower starts.
-  if (has('gate')) gate = new GateWorker(bus, follower, { gate: home.key('gate'), eventPartitions: config.eventPartitions, topics, ...deadlineSettings(), screener: screenerOf(config), channels: confirmationChannels(config), fatigue: fatigueSettingsFromEnv(), log }, gateDecider as GateDecider);
   await follower.start(topics.group(`follower-${process.pid}`));
   // Events partitions recover independently of each other: at once.
   await Promise.all(sequencers.filter((s) => s.partition !== 0).map((s) => s.start()));
@@ -351,6 +357,7 @@ export async function serve(
     });
     new Gauge({ name: 'ledger_sequencer_entries', help: 'Entries per ledger partition written by this process', labelNames: ['partition'], registers: [registry], collect() { for (const s of sequencers) this.set({ partition: String(s.partition) }, s.size); } });
     countedBy(registry, 'ledger_sequencer_rejected_total', 'Intake records rejected (recorded as intake.rejected)', () => sequencers.reduce((n, s) => n + s.counters.rejected, 0));
+    countedBy(registry, 'ledger_sequencer_inline_decisions_total', 'Proposals whose first decision (signed by the gate in this process) was chained in the transaction that admitted them', () => sequencers.reduce((n, s) => n + s.counters.inlineDecisions, 0));
   }
   if (gate !== undefined) {
     await gate.start();

@@ -6,6 +6,7 @@ import {
   signStatement,
   statementHash,
   type Entry,
+  type Envelope,
   type Signer,
   type Statement,
 } from '@agent-ledger/core';
@@ -35,6 +36,7 @@ import { RulesScreener, type Screener } from '@agent-ledger/screen';
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
 import { WINDOW_MARGIN_MS, openProposalsStart } from '../sequencer/checkpoint-record.js';
+import { INLINE_FIRST_DECISION, INLINE_HEADER, type FirstDecider } from '../sequencer/inline-decision.js';
 import {
   RejectionWatch,
   attemptHeaders,
@@ -128,7 +130,7 @@ interface Answered {
  * transactions under the broker's limit (ChunkedCommitter), and nothing is
  * marked sent before the transaction carrying it has committed.
  */
-export class GateWorker {
+export class GateWorker implements FirstDecider {
   readonly #bus: LogBus;
   readonly #follower: AuthorityFollower;
   readonly #settings: GateWorkerSettings;
@@ -313,7 +315,7 @@ export class GateWorker {
     const sent = (mark: string): boolean => this.#sent.has(mark) || inFlight.has(mark);
     try {
       for (const record of committer.uncommitted(batch.records)) {
-        const { groups, answered } = await this.#react(record, partition, sent);
+        const { groups, answered, inline } = await this.#react(record, partition, sent);
         const out: OutRecord[] = [];
         const kept: { group: SaidGroup; place: AttemptPlace; statements: SentStatement[] }[] = [];
         for (const { group, previous } of groups) {
@@ -333,6 +335,8 @@ export class GateWorker {
             if (proposal !== undefined) this.#watch.track(proposal, place, statements);
           }
           if (answered !== undefined && this.#watch.close(answered.attempt, answered.outcome) && answered.message !== undefined) this.#settings.log?.(answered.message);
+          // A first decision the sequencer chained beside its proposal is this gate's decision: counted once, as it commits.
+          if (inline !== undefined) this.#count(inline);
         });
       }
       await committer.flush();
@@ -346,19 +350,21 @@ export class GateWorker {
   }
 
   /** Folds a record and asks the rulebook what it calls for; reads in it the sequencer's answer to what the gate signed. */
-  async #react(record: InRecord, partition: number, sent: (mark: string) => boolean): Promise<{ groups: Reaction[]; answered: Answered | undefined }> {
+  async #react(record: InRecord, partition: number, sent: (mark: string) => boolean): Promise<{ groups: Reaction[]; answered: Answered | undefined; inline?: SaidGroup }> {
     const entry = parseEntry(record.value);
     const hash = this.#fold(entry, record.value.length);
     const life = this.#life(partition);
     const statement = entry.envelope.statement;
     const groups: Reaction[] = [];
+    // The sequencer chained this proposal's first decision right after it, in the same transaction: nothing to decide.
+    const decidedInline = record.headers[INLINE_HEADER] === INLINE_FIRST_DECISION;
     const ask = (command: LifeCommand): void => {
       for (const group of decide(command, life).groups) groups.push({ group });
     };
     switch (statement.type) {
       case 'proposal.submitted': {
         const waiting = life.proposals.get(hash);
-        if (!sent(`first:${hash}`) && waiting !== undefined) for (const group of await this.#firstDecision(waiting, life)) groups.push({ group });
+        if (!decidedInline && !sent(`first:${hash}`) && waiting !== undefined) for (const group of await this.#firstDecision(waiting, life)) groups.push({ group });
         break;
       }
       case 'human.response': {
@@ -378,11 +384,12 @@ export class GateWorker {
       default:
         break;
     }
+    const inline = decidedInline && statement.type === 'decision.recorded' && statement.author.keyId === this.#settings.gate.keyId ? { marks: [`first:${(statement.body as { proposal: string }).proposal}`], statements: [{ type: statement.type, body: statement.body } as Said] } : undefined;
     const attempt = this.#watch.observe(statement, Date.parse(entry.sequencedAt));
-    if (attempt === undefined) return { groups, answered: undefined };
+    if (attempt === undefined) return { groups, answered: undefined, ...(inline === undefined ? {} : { inline }) };
     const again = await this.#answered(attempt, life, sent);
     if (again.group !== undefined) groups.push({ group: again.group, previous: attempt });
-    return { groups, answered: again.answered };
+    return { groups, answered: again.answered, ...(inline === undefined ? {} : { inline }) };
   }
 
   /**
@@ -430,22 +437,43 @@ export class GateWorker {
     // Never decide on an older registry than the proposal was sequenced against
     // (a gate running apart from the sequencer may lag): verify-chain refuses that.
     if (this.#follower.current().size < waiting.authorityIndex) await this.#follower.waitFor(waiting.authorityIndex, 30_000);
-    const { state, size } = this.#follower.current();
-    const key = state.key(waiting.keyId);
-    const hash = waiting.hash;
-    const command = {
-      type: 'decide_proposal' as const,
-      proposal: hash,
-      facts: { gate: this.#gateState as GateState, keyRevoked: key?.revokedAt !== undefined, rules: this.#rules },
-      authorityIndex: size,
-      nowMs: Date.now(),
-      confirmation: this.#confirmation,
-    };
+    const command = this.#decideProposal(waiting, Date.now());
     const first = decide(command, life);
     if (first.screen === null) return first.groups;
     const { proposal, gated } = first.screen;
-    const screening = await this.#screener.screen({ proposal: proposal.body, proposalHash: hash, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
+    const screening = await this.#screener.screen({ proposal: proposal.body, proposalHash: waiting.hash, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
     return decide({ ...command, screening }, life).groups;
+  }
+
+  /** The rulebook's command for `waiting`'s first decision, on the grant table and registry this gate holds now. */
+  #decideProposal(waiting: WaitingProposal, nowMs: number): Extract<LifeCommand, { type: 'decide_proposal' }> {
+    const { state, size } = this.#follower.current();
+    const key = state.key(waiting.keyId);
+    return {
+      type: 'decide_proposal',
+      proposal: waiting.hash,
+      facts: { gate: this.#gateState as GateState, keyRevoked: key?.revokedAt !== undefined, rules: this.#rules },
+      authorityIndex: size,
+      nowMs,
+      confirmation: this.#confirmation,
+    };
+  }
+
+  /**
+   * The first decision of a proposal that needs nothing asynchronous, for a
+   * sequencer in this process to chain in the transaction that admits the
+   * proposal ({@link FirstDecider}): the same `decide()` on the same facts
+   * as {@link #firstDecision}, signed with the gate's key, issued at
+   * `nowMs`. Undefined when the proposal needs a pre-screen or this gate's
+   * registry is behind the proposal's authority index: the worker decides
+   * it when it reads the proposal, as in a split deployment.
+   */
+  decideAlone(waiting: WaitingProposal, life: LifeState, nowMs: number): readonly Envelope[] | undefined {
+    if (this.#follower.current().size < waiting.authorityIndex) return undefined;
+    const first = decide(this.#decideProposal(waiting, nowMs), life);
+    if (first.screen !== null || first.groups.length === 0) return undefined;
+    const signer = this.#settings.gate;
+    return first.groups.flatMap((group) => group.statements.map((said) => signStatement(createStatement(said.type, said.body, signer, new Date(nowMs)), [signer], nodeEd25519)));
   }
 
   /** Counts a committed group by what it settles. */

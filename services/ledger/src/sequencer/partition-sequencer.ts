@@ -30,6 +30,10 @@ import { admitsProposal, evolve, initialState, judge, lifeEntryOf, oldestOpenMs,
 const LINE_KIND_BYTES = 15;
 import type { SignaturePool } from './signature-pool.js';
 import { WINDOW_MARGIN_MS, newestCheckpoint, type CheckpointRecord } from './checkpoint-record.js';
+import { INLINE_FIRST_DECISION, INLINE_HEADER, type FirstDecider } from './inline-decision.js';
+
+/** Proposals whose inline first decision failed admission, remembered so that their redelivery leaves them to the gate worker (bounded). */
+const INLINE_REFUSED_MEMORY = 1_000;
 
 /** How long an idle sequencer waits before probing its writer for fencing. */
 const FENCE_PROBE_MS = 5_000;
@@ -145,6 +149,15 @@ export interface SequencerSettings {
    * admitting it, so the live log holds only what verify-chain accepts.
    */
   readonly authorityHistory?: AuthorityHistory;
+  /**
+   * The gate running in this process. With it, an events partition chains a
+   * proposal's first decision right after the proposal, in the transaction
+   * that admits it, whenever the gate can settle it alone (no pre-screen,
+   * registry not behind): the decision is admitted and judged exactly as if
+   * the gate had published it to intake, and the entries carry
+   * {@link INLINE_HEADER} so that the gate does not decide the proposal again.
+   */
+  readonly firstDecisions?: FirstDecider;
 }
 
 /**
@@ -167,6 +180,8 @@ export interface SequencerCounters {
   checkpoints: number;
   transactions: number;
   aborts: number;
+  /** Proposals whose first decision was chained in the transaction that admitted them. */
+  inlineDecisions: number;
 }
 
 /**
@@ -181,7 +196,7 @@ export interface SequencerCounters {
  */
 export class PartitionSequencer {
   readonly partition: number;
-  readonly counters: SequencerCounters = { admitted: 0, rejected: 0, checkpoints: 0, transactions: 0, aborts: 0 };
+  readonly counters: SequencerCounters = { admitted: 0, rejected: 0, checkpoints: 0, transactions: 0, aborts: 0, inlineDecisions: 0 };
   readonly #bus: LogBus;
   readonly #settings: SequencerSettings;
   readonly #authorityView: AuthorityView | null;
@@ -209,6 +224,8 @@ export class PartitionSequencer {
   #step: { readonly name: string; readonly since: number } | undefined;
   /** A tick is queued and has not started: another is not queued behind it. */
   #tickQueued = false;
+  /** Proposal statement ids whose inline first decision admission refused: left to the gate worker when they come again. */
+  readonly #inlineRefused = new Set<string>();
 
   constructor(partition: number, bus: LogBus, settings: SequencerSettings, authorityView: AuthorityView | null) {
     this.partition = partition;
@@ -472,23 +489,33 @@ export class PartitionSequencer {
           }
           // Partition 0 cites its own index; events cite the committed authority size.
           const authorityIndex = this.partition === 0 ? this.#chain.size : registry.size;
-          const entry = this.#chain.append(envelope, new Date(now), authorityIndex, result.kind === 'admitted' ? result.canonical : undefined);
-          const value = entryRecordValue(entry);
-          const hash = statementHash(envelope.statement);
-          if (this.partition !== 0) evolve(this.#life, lifeEntryOf(entry, hash, Buffer.byteLength(value) + LINE_KIND_BYTES));
-          const out: OutRecord[] = [{ topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value, headers: recoveryHeaders(entry, hash) }];
+          const { record: entryRecord, headers, hash } = this.#chained(envelope, now, authorityIndex, result.kind === 'admitted' ? result.canonical : undefined, topic, partition);
+          const out: OutRecord[] = [entryRecord];
+          if (ANSWERS.has(envelope.statement.type)) answered = true;
+          // The gate beside this sequencer settles what it can alone in this same transaction: one hop instead of three.
+          let inline = 0;
+          if (result.kind === 'admitted' && envelope.statement.type === 'proposal.submitted') {
+            this.#at('deciding a proposal inline');
+            const decided = await this.#decidedInline(envelope, hash, now, topic, partition);
+            if (decided.length > 0) {
+              headers[INLINE_HEADER] = INLINE_FIRST_DECISION;
+              out.push(...decided);
+              inline = decided.length;
+              answered = true;
+            }
+          }
           // A checkpoint due by count, or by time at the end of the batch, rides in
           // the transaction of the entry it seals: under steady traffic tick() then
           // finds nothing to seal and never holds the partition for a transaction of its own.
-          if (ANSWERS.has(envelope.statement.type)) answered = true;
           if (this.#chain.size - this.#sealedSize >= this.#settings.checkpointEvery || (n === records.length - 1 && ((answered && this.#settings.sealAnswers === true) || this.#sealDue(Date.now())))) out.push(this.#seal());
           const kind = result.kind;
           // The shared committer splits the batch into transactions under the broker's limit,
-          // each carrying the intake offset after its last entry's input.
+          // each carrying the intake offset after its last entry's input (one input's output stays in one transaction).
           this.#at('committing a transaction');
           await committer.add(record.offset, out, () => {
-            if (kind === 'admitted') this.counters.admitted += 1;
+            if (kind === 'admitted') this.counters.admitted += 1 + inline;
             else this.counters.rejected += 1;
+            if (inline > 0) this.counters.inlineDecisions += 1;
           });
         }
         this.#at('committing a transaction');
@@ -498,6 +525,65 @@ export class PartitionSequencer {
       }
       this.#afterCommits(committer);
     });
+  }
+
+  /** Chains `envelope` at the head of the partition (and folds it into the proposal-life state): its entry record and statement hash. */
+  #chained(envelope: Envelope, now: number, authorityIndex: number, canonical: string | undefined, topic: string, partition: number): { record: OutRecord; headers: Record<string, string>; hash: string } {
+    const entry = this.#chain.append(envelope, new Date(now), authorityIndex, canonical);
+    const value = entryRecordValue(entry);
+    const hash = statementHash(envelope.statement);
+    if (this.partition !== 0) evolve(this.#life, lifeEntryOf(entry, hash, Buffer.byteLength(value) + LINE_KIND_BYTES));
+    const headers = recoveryHeaders(entry, hash);
+    return { record: { topic, partition, key: (envelope.statement.body as { agentId?: string }).agentId ?? null, value, headers }, headers, hash };
+  }
+
+  /**
+   * The entry records of the first decision the gate in this process makes
+   * alone on the proposal just chained (hash `hash`), chained right after
+   * it; none when there is no such gate, or the proposal needs what the
+   * gate worker does asynchronously (a pre-screen, a registry catching up).
+   * Each statement is admitted and judged as if it had come through intake
+   * (same `admit`, same `judge`, same authority index), so what is chained
+   * here is what the gate worker's publication would have chained. Should
+   * admission refuse one (a bug, not an input), the batch fails and its
+   * redelivery leaves this proposal to the gate worker.
+   */
+  async #decidedInline(proposal: Envelope, hash: string, now: number, topic: string, partition: number): Promise<OutRecord[]> {
+    const gate = this.#settings.firstDecisions;
+    const waiting = this.#life.proposals.get(hash);
+    if (gate === undefined || this.partition === 0 || waiting === undefined || this.#inlineRefused.has(proposal.statement.id)) return [];
+    // The decision cites the registry as folded now: the judging history must hold all of it, stamped no later than now
+    // (an authority sequencer with a clock ahead of this one): otherwise the gate worker decides, waiting as it must.
+    const history = this.#settings.authorityHistory;
+    const size = this.#registry().size;
+    const citedAt = size > 0 ? history?.timeOf(size - 1) : undefined;
+    if (history === undefined || history.size < size || (citedAt !== undefined && citedAt > now)) return [];
+    const envelopes = gate.decideAlone(waiting, this.#life, now);
+    if (envelopes === undefined) return [];
+    const out: OutRecord[] = [];
+    for (const envelope of envelopes) {
+      const raw = Buffer.from(JSON.stringify(envelope));
+      const registry = this.#registry();
+      let result: Admitted | Rejected = admit(raw, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now);
+      let refusal: string | undefined;
+      if (result.kind === 'admitted') {
+        try {
+          result = await this.#judged(result, raw, now, registry.size);
+        } catch (err) {
+          refusal = err instanceof Error ? err.message : String(err);
+        }
+      }
+      if (result.kind === 'rejected') refusal = `${result.code}: ${result.detail}`;
+      if (refusal !== undefined || result.kind === 'rejected') {
+        if (this.#inlineRefused.size >= INLINE_REFUSED_MEMORY) this.#inlineRefused.clear();
+        this.#inlineRefused.add(proposal.statement.id);
+        throw new OperationalError(OperationalCode.INTERNAL, `the gate's inline ${envelope.statement.type} on proposal ${hash.slice(0, 12)} was refused (${refusal}): left to the gate worker`, { retryable: true });
+      }
+      const { record, headers } = this.#chained(result.envelope, now, registry.size, result.canonical, topic, partition);
+      headers[INLINE_HEADER] = INLINE_FIRST_DECISION;
+      out.push(record);
+    }
+    return out;
   }
 
   /**
