@@ -21,21 +21,18 @@ import { Role, children, count, line, newHome, readAll, routine, settle, type Ta
 // Each fault gets its own tally: acknowledged, admitted once, decided once,
 // lost, duplicated, role exits, and verify-chain of the export.
 
-const LEADER_KILLS = Number(process.env.LEDGER_CLUSTER_LEADER_KILLS ?? '10');
+const LEADER_KILLS = Number(process.env.LEDGER_CLUSTER_LEADER_KILLS ?? '20');
 /** Longer than broker.session.timeout.ms (6 s): the controller fences the paused broker. */
 const PAUSE_MS = 15_000;
 /**
- * The battery runs only with LEDGER_CLUSTER_FAULTS=1. It found two defects
- * of the Kafka client under these faults, both now guarded in the adapter (a
- * consumer that stops fetching without a word, replaced by the subscription's
- * stall watch; a send that resolves without writing one of its partitions,
- * checked and aborted by the writer), and passed nine runs in a row after
- * those fixes. In the clean-clone rehearsal of this stop's final merge it
- * failed another way: every proposal admitted, 377 of 847 never decided (the
- * gate stopped deciding during the leader kills, silently). Until that is
- * understood it stays out of `npm test`, which would otherwise fail that often.
+ * On by default; LEDGER_CLUSTER_FAULTS=0 leaves it out (it takes 4-7 minutes).
+ * It found two defects of the Kafka client under these faults, both guarded
+ * in the adapter (a consumer that stops fetching without a word, replaced by
+ * the subscription's stall watch; a send that resolves without writing one of
+ * its partitions, checked and aborted by the writer), and a startup race on a
+ * fresh cluster (a node not yet knowing a topic being made, now retried).
  */
-const RUN = process.env.LEDGER_CLUSTER_FAULTS === '1';
+const RUN = process.env.LEDGER_CLUSTER_FAULTS !== '0';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -163,7 +160,7 @@ interface Phase {
   wallMs: number;
 }
 
-describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'LEDGER_CLUSTER_FAULTS=1 runs it: an open defect, the gate can stop deciding after leader kills (every proposal admitted, some never decided)' }, () => {
+describe('fault battery on a three-node Kafka cluster', { skip: RUN ? false : 'LEDGER_CLUSTER_FAULTS=0 leaves it out' }, () => {
   const cleanups: (() => Promise<void>)[] = [];
   after(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
