@@ -477,8 +477,9 @@ export class GateWorker implements FirstDecider {
       if (step.kind === 'decided') groups = step.groups;
       else if (isLocalScreener(this.#screener)) groups = screenedFirstDecision(step, life, this.#screener.screenNow(step.input));
       else return undefined;
-    } catch {
+    } catch (err) {
       // What throws here would throw on the worker too, where a failed batch is redelivered; the sequencer's must not be.
+      this.#settings.log?.(`gate: could not decide proposal ${waiting.hash.slice(0, 12)} inline (${err instanceof Error ? err.message : String(err)}): left to the gate worker`);
       return undefined;
     }
     if (groups.length === 0) return undefined;
