@@ -1,21 +1,26 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { awaitStatement } from '@agent-ledger/client';
-import { statementHash, type Entry, type Envelope } from '@agent-ledger/core';
+import { statementHash, type BodyOf, type Entry, type Envelope } from '@agent-ledger/core';
 import type { LogBus, OutRecord, TransactionalWriter } from '@agent-ledger/kafka';
 import { verifyBundle } from '@agent-ledger/verifier';
-import { entryLocation, exportCommand, openEmbeddedStorage, serve, topicNames, type LedgerHome, type RunningLedger, type ServeRole } from '@agent-ledger/ledger';
+import { LedgerHome, entryLocation, exportCommand, openEmbeddedStorage, serve, topicNames, type RunningLedger, type ServeRole } from '@agent-ledger/ledger';
+import { RulesScreener, screeningStatement } from '@agent-ledger/screen';
 import { devReader, freshDevHome } from './dev-mode.js';
 import { clientFor, eventually, proposal } from './live.js';
 
 // With the sequencer and the gate in one process, a proposal the gate can
-// settle alone (no pre-screen) gets its first decision, signed by the gate,
-// chained right after it in the transaction that admits it; the gate worker
-// neither decides it again nor counts it twice. LEDGER_INLINE_DECISIONS=off,
-// or a sequencer without the gate beside it, leaves every proposal to the
-// gate worker as before. Every export verifies unchanged.
+// settle alone (no pre-screen, or one by the deterministic rules screener)
+// gets its first decision, signed by the gate, chained right after it in the
+// transaction that admits it; the gate worker neither decides it again nor
+// counts it twice. A screener that does I/O (an OpenAI-compatible endpoint),
+// LEDGER_INLINE_DECISIONS=off, or a sequencer without the gate beside it,
+// leaves the proposal to the gate worker as before. Every export verifies
+// unchanged.
 
 process.env.LEDGER_LOG_LEVEL ??= 'warn';
 
@@ -25,7 +30,7 @@ const INLINE_HEADER = 'ledger-first-decision';
 
 /** A destructive command: blocked by the rules, nothing to pre-screen. */
 const destructive = (): ReturnType<typeof proposal> => proposal({ args: { command: 'rm -rf / --no-preserve-root' } });
-/** A routine command below the threshold: the gate pre-screens it, so the gate worker decides it. */
+/** A routine command below the threshold: the gate pre-screens it. */
 const routine = (): ReturnType<typeof proposal> => proposal({ args: { command: 'ls -la /srv/app' } });
 
 /** The embedded log of `home`, with every committed transaction's records noted in `commits`. */
@@ -120,6 +125,38 @@ async function exportVerifies(home: LedgerHome): Promise<void> {
   assert.equal(report.failure, null);
 }
 
+/**
+ * The screening verdict on the log is the body the gate worker's path signs:
+ * `screeningStatement` of the rules screener's asynchronous `screen()` on the
+ * proposal and the classification the gate recorded (its rules are the
+ * reasons the screener was handed: screening does not change them).
+ */
+async function assertWorkerVerdict(proposalEntry: LoggedEntry, verdict: LoggedEntry, classification: LoggedEntry): Promise<void> {
+  const proposalBody = proposalEntry.entry.envelope.statement.body as BodyOf<'proposal.submitted'>;
+  const cls = classification.entry.envelope.statement.body as BodyOf<'classification.recorded'>;
+  const result = await new RulesScreener().screen({ proposal: proposalBody, proposalHash: proposalEntry.hash, tier: cls.tier, risk: cls.risk, rules: cls.rules });
+  const expected = screeningStatement(result, proposalBody.agentId, proposalEntry.hash);
+  assert.equal(JSON.stringify(verdict.entry.envelope.statement.body), JSON.stringify(expected));
+  assert.equal((verdict.entry.envelope.statement.body as BodyOf<'screening.verdict'>).verdict, 'safe');
+}
+
+/** A stand-in OpenAI-compatible endpoint on 127.0.0.1 that answers every screening `safe`, counting the requests. */
+async function stubScreenerEndpoint(): Promise<{ server: Server; baseUrl: string; requests: () => number }> {
+  let requests = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      requests += 1;
+      const content = JSON.stringify({ verdict: 'safe', rationale: 'stub: routine listing' });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, baseUrl: `http://127.0.0.1:${port}/v1`, requests: () => requests };
+}
+
 const inlineTotal = (running: RunningLedger): number => running.sequencers.reduce((n, s) => n + s.counters.inlineDecisions, 0);
 
 describe('first decisions chained with their proposal (sequencer and gate in one process)', { timeout: 300_000 }, () => {
@@ -129,7 +166,7 @@ describe('first decisions chained with their proposal (sequencer and gate in one
     else process.env.LEDGER_INLINE_DECISIONS = flag;
   });
 
-  test('a block the gate settles alone is chained right after its proposal, in one transaction, once; a pre-screened proposal is still the gate worker\'s; the export verifies', async () => {
+  test('a block the gate settles alone, and a routine call with the rules screener\'s verdict, are chained right after their proposals, in one transaction, once; the export verifies', async () => {
     delete process.env.LEDGER_INLINE_DECISIONS;
     const home = freshDevHome();
     const commits: (readonly OutRecord[])[] = [];
@@ -157,24 +194,70 @@ describe('first decisions chained with their proposal (sequencer and gate in one
       // The gate worker published nothing about it.
       assert.deepEqual(await gateIntakeAbout(home, blockedHash), []);
 
-      // The pre-screened proposal: decided by the gate worker through intake, as before.
-      const worker = lifeOf(partitions, screenedHash);
-      assert.equal(worker.proposal.headers[INLINE_HEADER], undefined);
-      assert.equal(worker.decisions.length, 1);
-      assert.equal(worker.decisions[0]?.headers[INLINE_HEADER], undefined);
-      assert.ok((await gateIntakeAbout(home, screenedHash)).some((e) => e.statement.type === 'decision.recorded'));
-      assert.ok(worker.after.some((e) => e.entry.envelope.statement.type === 'screening.verdict'));
+      // The routine call: the rules screener's verdict, the classification and the allow, right after it, in its transaction.
+      assert.equal(screened.outcome, 'allow');
+      const routineLife = lifeOf(partitions, screenedHash);
+      assert.equal(routineLife.proposal.headers[INLINE_HEADER], 'inline');
+      const chained = routineLife.after.slice(0, 3);
+      assert.deepEqual(chained.map((e) => e.entry.envelope.statement.type), ['screening.verdict', 'classification.recorded', 'decision.recorded']);
+      assert.ok(chained.every((e) => e.headers[INLINE_HEADER] === 'inline' && e.entry.envelope.statement.author.keyId === home.key('gate').keyId));
+      assert.equal(routineLife.decisions.length, 1, 'exactly one first decision');
+      assert.equal(routineLife.decisions[0]?.entry.envelope.statement.id, screened.entry.envelope.statement.id, 'the client got the inline decision');
+      const verdicts = partitions.flat().filter((e) => e.entry.envelope.statement.type === 'screening.verdict' && (e.entry.envelope.statement.body as { proposal: string }).proposal === screenedHash);
+      assert.equal(verdicts.length, 1, 'exactly one screening verdict');
+      assert.ok(commits.some((records) => [routineLife.proposal.value, ...chained.map((e) => e.value)].every((value) => records.some((r) => String(r.value) === value))), 'proposal, verdict and decision committed together');
+      assert.deepEqual(await gateIntakeAbout(home, screenedHash), []);
+      // The verdict's body is what the gate worker's asynchronous screen() would have had signed, byte for byte.
+      await assertWorkerVerdict(routineLife.proposal, chained[0] as LoggedEntry, chained[1] as LoggedEntry);
 
-      // Counted once each: one inline, both among the gate's first decisions.
-      assert.equal(inlineTotal(running), 1);
+      // Counted once each: both inline, both among the gate's first decisions.
+      assert.equal(inlineTotal(running), 2);
       const gate = running.gate;
       assert.ok(gate !== undefined);
       await eventually(async () => (gate.counters.decisions === 2 ? true : undefined), 10_000, 'the gate counting both first decisions');
-      assert.deepEqual([gate.counters.decisions, gate.counters.block, gate.counters.allow], [2, 1, screened.outcome === 'allow' ? 1 : 0]);
+      assert.deepEqual([gate.counters.decisions, gate.counters.block, gate.counters.allow], [2, 1, 1]);
 
       await exportVerifies(home);
     } finally {
       await running.stop();
+    }
+  });
+
+  test('with an OpenAI-compatible screener (network I/O), a routine call is screened and decided by the gate worker through intake; a block is still inline', async () => {
+    delete process.env.LEDGER_INLINE_DECISIONS;
+    const stub = await stubScreenerEndpoint();
+    const created = freshDevHome();
+    const configFile = join(created.dir, 'config.json');
+    const config = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(configFile, `${JSON.stringify({ ...config, screener: { kind: 'openai-compatible', baseUrl: stub.baseUrl, model: 'stub-model', timeoutMs: 5_000 } }, null, 2)}\n`);
+    const home = LedgerHome.open(created.dir);
+    const running = await startRecording(home, ALL, []);
+    try {
+      const client = clientFor(home, running, 'agent-build-bot');
+      const blocked = await client.proposeAndWait(destructive(), 30_000);
+      assert.equal(blocked.outcome, 'block');
+      const screened = await client.proposeAndWait(routine(), 30_000);
+      assert.equal(screened.outcome, 'allow');
+      const hash = (screened.entry.envelope.statement.body as { proposal: string }).proposal;
+      assert.equal(stub.requests(), 1, 'the endpoint was asked once');
+      const partitions = await eventsOf(home);
+      assert.equal(lifeOf(partitions, (blocked.entry.envelope.statement.body as { proposal: string }).proposal).proposal.headers[INLINE_HEADER], 'inline');
+      const life = lifeOf(partitions, hash);
+      assert.equal(life.proposal.headers[INLINE_HEADER], undefined);
+      assert.equal(life.decisions.length, 1);
+      assert.equal(life.decisions[0]?.headers[INLINE_HEADER], undefined);
+      const fromGate = await gateIntakeAbout(home, hash);
+      assert.ok(fromGate.some((e) => e.statement.type === 'decision.recorded' && e.statement.id === screened.entry.envelope.statement.id));
+      const verdicts = life.after.filter((e) => e.entry.envelope.statement.type === 'screening.verdict');
+      assert.equal(verdicts.length, 1);
+      assert.equal((verdicts[0]?.entry.envelope.statement.body as BodyOf<'screening.verdict'> | undefined)?.model, 'stub-model');
+      assert.ok(fromGate.some((e) => e.statement.type === 'screening.verdict'));
+      assert.equal(inlineTotal(running), 1);
+      await eventually(async () => (running.gate?.counters.decisions === 2 ? true : undefined), 10_000, 'the gate counting both first decisions');
+      await exportVerifies(home);
+    } finally {
+      await running.stop();
+      await new Promise((resolve) => stub.server.close(resolve));
     }
   });
 
@@ -183,16 +266,28 @@ describe('first decisions chained with their proposal (sequencer and gate in one
     const home = freshDevHome();
     const running = await startRecording(home, ALL, []);
     try {
-      const blocked = await clientFor(home, running, 'agent-build-bot').proposeAndWait(destructive(), 30_000);
+      const client = clientFor(home, running, 'agent-build-bot');
+      const blocked = await client.proposeAndWait(destructive(), 30_000);
       assert.equal(blocked.outcome, 'block');
-      const hash = (blocked.entry.envelope.statement.body as { proposal: string }).proposal;
-      const life = lifeOf(await eventsOf(home), hash);
-      assert.equal(life.proposal.headers[INLINE_HEADER], undefined);
-      assert.equal(life.decisions.length, 1);
-      assert.ok((await gateIntakeAbout(home, hash)).some((e) => e.statement.type === 'decision.recorded' && e.statement.id === blocked.entry.envelope.statement.id));
+      const screened = await client.proposeAndWait(routine(), 30_000);
+      assert.equal(screened.outcome, 'allow');
+      const partitions = await eventsOf(home);
+      for (const decided of [blocked, screened]) {
+        const hash = (decided.entry.envelope.statement.body as { proposal: string }).proposal;
+        const life = lifeOf(partitions, hash);
+        assert.equal(life.proposal.headers[INLINE_HEADER], undefined);
+        assert.equal(life.decisions.length, 1);
+        assert.ok((await gateIntakeAbout(home, hash)).some((e) => e.statement.type === 'decision.recorded' && e.statement.id === decided.entry.envelope.statement.id));
+      }
+      // The worker's verdict on the routine call: the same body the inline path signs.
+      const routineLife = lifeOf(partitions, (screened.entry.envelope.statement.body as { proposal: string }).proposal);
+      const verdict = routineLife.after.find((e) => e.entry.envelope.statement.type === 'screening.verdict');
+      const classification = routineLife.after.find((e) => e.entry.envelope.statement.type === 'classification.recorded');
+      assert.ok(verdict !== undefined && classification !== undefined);
+      await assertWorkerVerdict(routineLife.proposal, verdict, classification);
       assert.equal(inlineTotal(running), 0);
-      await eventually(async () => (running.gate?.counters.block === 1 ? true : undefined), 10_000, 'the gate counting its block');
-      assert.equal(running.gate?.counters.decisions, 1);
+      await eventually(async () => (running.gate?.counters.decisions === 2 ? true : undefined), 10_000, 'the gate counting its decisions');
+      assert.deepEqual([running.gate?.counters.block, running.gate?.counters.allow], [1, 1]);
       await exportVerifies(home);
     } finally {
       await running.stop();

@@ -1,5 +1,5 @@
-export { Verdict, ScreenFailure, promptHashOf, screenInputProblem } from './screener.js';
-export type { Screener, ScreenInput, ScreenResult } from './screener.js';
+export { Verdict, ScreenFailure, promptHashOf, screenInputProblem, isLocalScreener } from './screener.js';
+export type { Screener, LocalScreener, ScreenInput, ScreenResult } from './screener.js';
 export { RulesScreener, RULES_SCREENER_MODEL, RCE_RULES } from './rules-screener.js';
 export { OpenAICompatibleScreener } from './openai-screener.js';
 export type { OpenAICompatibleOptions } from './openai-screener.js';

@@ -74,6 +74,8 @@ function positiveInt(value: number | undefined, fallback: number, name: string, 
  */
 export class OpenAICompatibleScreener implements Screener {
   readonly model: string;
+  /** A model answers over the network: never screened inside the sequencer's transaction. */
+  readonly deterministic = false;
   readonly endpoint: string;
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;

@@ -1,6 +1,6 @@
 import { COMMAND_RULES, PATTERN_RULES, SIGNAL_RULES, UNINSPECTABLE_RULE, UNKNOWN_HOST_RULE, type Rule } from '@agent-ledger/gate';
 import type { JsonValue } from '@agent-ledger/core';
-import { ScreenFailure, Verdict, promptHashOf, screenInputProblem, type ScreenInput, type ScreenResult, type Screener } from './screener.js';
+import { ScreenFailure, Verdict, promptHashOf, screenInputProblem, type ScreenInput, type ScreenResult, type LocalScreener } from './screener.js';
 
 /**
  * Model name of the deterministic screener; bump it whenever a rule below
@@ -49,8 +49,10 @@ const RCE_SET: ReadonlySet<string> = new Set(RCE_RULES);
  * 5. anything else → `uncertain` (a human decides): other tier-4 calls (e.g.
  *    signalling every process) go to k-of-n live humans, not to a refusal.
  */
-export class RulesScreener implements Screener {
+export class RulesScreener implements LocalScreener {
   readonly model = RULES_SCREENER_MODEL;
+  /** The rules read only the classification, in this process: the verdict may be computed inline. */
+  readonly deterministic = true;
 
   screen(input: ScreenInput): Promise<ScreenResult> {
     return Promise.resolve(this.screenNow(input));

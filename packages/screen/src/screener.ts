@@ -74,7 +74,31 @@ export interface ScreenResult {
 export interface Screener {
   /** Model name this screener reports in its results. */
   readonly model: string;
+  /**
+   * True only when the verdict is a pure function of the input, computed in
+   * this process with no I/O and no clock (the rules screener): such a
+   * screener is a {@link LocalScreener} and may screen inside the
+   * sequencer's transaction. False for anything that asks a service (a
+   * model endpoint); it screens on the gate worker only.
+   */
+  readonly deterministic: boolean;
   screen(input: ScreenInput): Promise<ScreenResult>;
+}
+
+/**
+ * A screener that declares itself {@link Screener.deterministic}: it also
+ * answers synchronously, and `screenNow(input)` is exactly the result
+ * `screen(input)` resolves to (the screener contract checks it).
+ */
+export interface LocalScreener extends Screener {
+  readonly deterministic: true;
+  /** The verdict `screen(input)` resolves to, now. */
+  screenNow(input: ScreenInput): ScreenResult;
+}
+
+/** Whether `screener` declares itself deterministic and local, so its verdict may be computed inline. */
+export function isLocalScreener(screener: Screener): screener is LocalScreener {
+  return screener.deterministic === true && typeof (screener as Partial<LocalScreener>).screenNow === 'function';
 }
 
 /** SHA-256 (hex) of the RFC 8785 canonical bytes of a prompt. Throws `LedgerError(SCHEMA_INVALID)` if it is not canonicalisable. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BODY_SCHEMAS } from '@agent-ledger/core';
-import { ScreenFailure, Verdict, promptHashOf, screeningPolicy, screeningStatement, type ScreenInput, type Screener } from '../src/index.js';
+import { ScreenFailure, Verdict, isLocalScreener, promptHashOf, screeningPolicy, screeningStatement, type ScreenInput, type Screener } from '../src/index.js';
 import { CASES } from './support.js';
 
 const VERDICTS = new Set<string>(Object.values(Verdict));
@@ -65,5 +65,21 @@ export function screenerContract(name: string, make: () => Screener): void {
     const c = await screener.screen(CASES.routineList());
     assert.equal(a.promptHash, b.promptHash);
     assert.notEqual(a.promptHash, c.promptHash);
+  });
+
+  test(`${name}: a screener that declares itself deterministic answers now exactly what screen() resolves to`, async () => {
+    const screener = make();
+    assert.equal(typeof screener.deterministic, 'boolean');
+    if (!isLocalScreener(screener)) {
+      assert.equal(screener.deterministic, false, 'deterministic without screenNow');
+      return;
+    }
+    const inputs: [string, ScreenInput][] = [...Object.entries(CASES).map(([label, build]): [string, ScreenInput] => [label, build()]), ...malformedInputs()];
+    for (const [label, input] of inputs) {
+      const now = screener.screenNow(input);
+      assert.deepEqual(now, await screener.screen(input), label);
+      // What the gate signs from it is the same bytes either way.
+      if (now.failure === null) assert.equal(JSON.stringify(screeningStatement(now, input.proposal.agentId, input.proposalHash)), JSON.stringify(screeningStatement(await screener.screen(input), input.proposal.agentId, input.proposalHash)), label);
+    }
   });
 }

@@ -18,6 +18,7 @@ test('the package exports exactly these names', () => {
     'ScreeningOutcome',
     'Verdict',
     'applyScreening',
+    'isLocalScreener',
     'isScreened',
     'promptHashOf',
     'screenInputProblem',

@@ -32,11 +32,12 @@ import {
   type WaitingProposal,
 } from '@agent-ledger/rulebook';
 import { LATEST_RULES_VERSION, type GateState } from '@agent-ledger/gate';
-import { RulesScreener, type Screener } from '@agent-ledger/screen';
+import { RulesScreener, isLocalScreener, type Screener } from '@agent-ledger/screen';
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
 import { WINDOW_MARGIN_MS, openProposalsStart } from '../sequencer/checkpoint-record.js';
 import { INLINE_FIRST_DECISION, INLINE_HEADER, type FirstDecider } from '../sequencer/inline-decision.js';
+import { firstDecisionStep, screenedFirstDecision } from './first-decision.js';
 import {
   RejectionWatch,
   attemptHeaders,
@@ -437,12 +438,9 @@ export class GateWorker implements FirstDecider {
     // Never decide on an older registry than the proposal was sequenced against
     // (a gate running apart from the sequencer may lag): verify-chain refuses that.
     if (this.#follower.current().size < waiting.authorityIndex) await this.#follower.waitFor(waiting.authorityIndex, 30_000);
-    const command = this.#decideProposal(waiting, Date.now());
-    const first = decide(command, life);
-    if (first.screen === null) return first.groups;
-    const { proposal, gated } = first.screen;
-    const screening = await this.#screener.screen({ proposal: proposal.body, proposalHash: waiting.hash, tier: gated.tier, risk: gated.risk, rules: gated.reasons });
-    return decide({ ...command, screening }, life).groups;
+    const step = firstDecisionStep(this.#decideProposal(waiting, Date.now()), life);
+    if (step.kind === 'decided') return step.groups;
+    return screenedFirstDecision(step, life, await this.#screener.screen(step.input));
   }
 
   /** The rulebook's command for `waiting`'s first decision, on the grant table and registry this gate holds now. */
@@ -462,18 +460,31 @@ export class GateWorker implements FirstDecider {
   /**
    * The first decision of a proposal that needs nothing asynchronous, for a
    * sequencer in this process to chain in the transaction that admits the
-   * proposal ({@link FirstDecider}): the same `decide()` on the same facts
-   * as {@link #firstDecision}, signed with the gate's key, issued at
-   * `nowMs`. Undefined when the proposal needs a pre-screen or this gate's
-   * registry is behind the proposal's authority index: the worker decides
-   * it when it reads the proposal, as in a split deployment.
+   * proposal ({@link FirstDecider}): the same two steps on the same facts as
+   * {@link #firstDecision}, the pre-screen (when the rulebook asks for one)
+   * by the same screener, synchronously, when it declares itself
+   * deterministic and local (the rules screener); signed with the gate's
+   * key, issued at `nowMs`. Undefined when the proposal needs a screener
+   * that does I/O (a model endpoint), this gate's registry is behind the
+   * proposal's authority index, or deciding throws: the worker decides it
+   * when it reads the proposal, as in a split deployment.
    */
   decideAlone(waiting: WaitingProposal, life: LifeState, nowMs: number): readonly Envelope[] | undefined {
     if (this.#follower.current().size < waiting.authorityIndex) return undefined;
-    const first = decide(this.#decideProposal(waiting, nowMs), life);
-    if (first.screen !== null || first.groups.length === 0) return undefined;
+    let groups: readonly SaidGroup[];
+    try {
+      const step = firstDecisionStep(this.#decideProposal(waiting, nowMs), life);
+      if (step.kind === 'decided') groups = step.groups;
+      else if (isLocalScreener(this.#screener)) groups = screenedFirstDecision(step, life, this.#screener.screenNow(step.input));
+      else return undefined;
+    } catch (err) {
+      // What throws here would throw on the worker too, where a failed batch is redelivered; the sequencer's must not be.
+      this.#settings.log?.(`gate: could not decide proposal ${waiting.hash.slice(0, 12)} inline (${err instanceof Error ? err.message : String(err)}): left to the gate worker`);
+      return undefined;
+    }
+    if (groups.length === 0) return undefined;
     const signer = this.#settings.gate;
-    return first.groups.flatMap((group) => group.statements.map((said) => signStatement(createStatement(said.type, said.body, signer, new Date(nowMs)), [signer], nodeEd25519)));
+    return groups.flatMap((group) => group.statements.map((said) => signStatement(createStatement(said.type, said.body, signer, new Date(nowMs)), [signer], nodeEd25519)));
   }
 
   /** Counts a committed group by what it settles. */

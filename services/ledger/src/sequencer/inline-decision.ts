@@ -25,7 +25,9 @@ export interface FirstDecider {
    * refusal or confirmation request, as the rulebook's `decide()` returns
    * them for `decide_proposal`), signed by the gate and issued at `nowMs`;
    * undefined when the decision cannot be made now without waiting: the
-   * proposal needs a pre-screen, or the gate's registry is behind the
+   * proposal needs a pre-screen by a screener that does I/O (one that
+   * declares itself deterministic and local screens inline, its signed
+   * verdict first among the statements), or the gate's registry is behind the
    * authority index the proposal was sequenced against. `life` is the
    * partition's proposal-life state with the proposal folded.
    */

@@ -153,7 +153,7 @@ export interface SequencerSettings {
    * The gate running in this process. With it, an events partition chains a
    * proposal's first decision right after the proposal, in the transaction
    * that admits it, whenever the gate can settle it alone (no pre-screen,
-   * registry not behind): the decision is admitted and judged exactly as if
+   * or one by a deterministic local screener; registry not behind): the decision is admitted and judged exactly as if
    * the gate had published it to intake, and the entries carry
    * {@link INLINE_HEADER} so that the gate does not decide the proposal again.
    */
@@ -541,7 +541,8 @@ export class PartitionSequencer {
    * The entry records of the first decision the gate in this process makes
    * alone on the proposal just chained (hash `hash`), chained right after
    * it; none when there is no such gate, or the proposal needs what the
-   * gate worker does asynchronously (a pre-screen, a registry catching up).
+   * gate worker does asynchronously (a pre-screen by a screener that does
+   * I/O, a registry catching up).
    * Each statement is admitted and judged as if it had come through intake
    * (same `admit`, same `judge`, same authority index), so what is chained
    * here is what the gate worker's publication would have chained. Should
