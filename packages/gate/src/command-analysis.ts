@@ -673,12 +673,6 @@ class Analysis {
         for (const w of operands.slice(1)) this.touch(w.text, 'delete_tree');
         return;
       }
-      case 'rsync': {
-        if (!args.some((w) => w.text === '--remove-source-files')) return;
-        const o = readOptions(args, new Set(['e', 'rsh', 'f', 'filter', 'exclude', 'include', 'exclude-from', 'include-from', 'files-from', 'T', 'temp-dir', 'B', 'block-size', 'rsync-path', 'log-file', 'chmod', 'chown', 'password-file', 'port', 'bwlimit', 'timeout', 'compare-dest', 'link-dest', 'copy-dest', 'backup-dir', 'suffix']));
-        for (const w of o.operands.slice(0, -1)) if (!w.text.includes(':')) this.touch(w.text, 'delete_tree');
-        return;
-      }
       case 'ln': {
         const o = readOptions(args, new Set(['t', 'target-directory', 'S', 'suffix']));
         if (!hasOption(o, 's', 'symbolic') || o.values.has('t') || o.values.has('target-directory')) return;
@@ -702,7 +696,13 @@ class Analysis {
         return;
       }
       case 'kubectl': case 'oc': {
-        const sub = args.find((w) => !w.text.startsWith('-'))?.text ?? '';
+        // The subcommand: the first operand that is not the value of a global option (`kubectl -n prod exec ...`).
+        let sub = '';
+        for (let i = 0; i < args.length && sub === ''; i++) {
+          const t = (args[i] as Word).text;
+          if (/^(?:-n|--namespace|--context|--cluster|--kubeconfig|-s|--server|--user|--token|--as)$/.test(t)) i++;
+          else if (!t.startsWith('-')) sub = t;
+        }
         if (sub !== 'exec' && sub !== 'attach' && sub !== 'debug') return;
         let production = false;
         let interactive = false;
@@ -738,8 +738,10 @@ class Analysis {
     if (upstream !== null && upstream.length === 1 && /^(?:echo|printf)$/.test(programName(upstream[0]?.argv[0]?.text ?? ''))) {
       const argv = (upstream[0] as SimpleCommand).argv;
       if (anyDynamic(argv)) this.findings.add(R.eval);
-      // printf's escapes: \n separates lines as the program will read them.
-      texts.push(joinWords(argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text))).replace(/\\n/g, '\n'));
+      const words = argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text));
+      // printf FORMAT ARG...: the format is applied to each argument (`'%s\n' a b` is two lines); \n escapes end lines.
+      const printfFormat = programName(argv[0]?.text ?? '') === 'printf' && words.length > 1 && (words[0] as Word).text.includes('%');
+      texts.push((printfFormat ? words.slice(1).map((w) => w.text).join('\n') : joinWords(words)).replace(/\\n/g, '\n'));
     }
     for (const text of texts) {
       const bounded = text.length > 65_536 ? text.slice(0, 65_536) : text;
@@ -1373,7 +1375,9 @@ class Analysis {
     }
     const literal = upstream.length === 1 && /^(?:echo|printf)$/.test(programName(upstream[0]?.argv[0]?.text ?? '')) && !anyDynamic(upstream[0]?.argv ?? []);
     if (literal) {
-      const text = joinWords((upstream[0]?.argv ?? []).slice(1).filter((w) => !/^-[neE]+$/.test(w.text)));
+      const joined = joinWords((upstream[0]?.argv ?? []).slice(1).filter((w) => !/^-[neE]+$/.test(w.text)));
+      // Version 6: the \n escapes of echo -e and printf end lines as the interpreter will read them.
+      const text = this.v6 ? joined.replace(/\\n/g, '\n') : joined;
       if (kind === 'shell') this.shell(text, depth + 1);
       else inspectCode(f, text, (t) => this.shell(t, depth + 1));
       return;

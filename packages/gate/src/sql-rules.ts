@@ -50,9 +50,9 @@ const statementMemo = new BoundedCache<boolean>(16_384, 4096);
  * pltclu, C), and the shell escapes of the clients themselves (psql and
  * mysql `\! cmd`, mysql `system cmd`, sqlite `.shell`/`.system`).
  */
-const RUNS_PROGRAM = /\b(?:to|from)\s+program\b|\bxp_cmdshell\b|\bsys_(?:exec|eval|bineval)\s*\(|\blanguage\s+['"]?(?:plpython[23]?u|plperlu|pltclu|plsh|c)\b|(?:^|[\n;])\s*(?:\\!|system\s(?!\s*(?:reload|flush|drop|start|stop|sync|restart|kill|enable|disable|wait|unfreeze|shutdown|freeze)\b)|\.(?:shell|system)\s)/i;
+const RUNS_PROGRAM = /\b(?:to|from)\s+program\b|\bxp_cmdshell\b|\bsys_(?:exec|eval|bineval)\s*\(|\blanguage\s+['"]?(?:plpython[23]?u|plperlu|pltclu|plsh|c)\b|(?:^|[\n;])\s*(?:\\!|system\s(?!\s*(?:reload|flush|drop|start|stop|sync|restart|kill|enable|disable|wait|unfreeze|shutdown|freeze)\b)|\.(?:shell|system)\s)|(?:^|\s)\.(?:shell|system)\s/i;
 /** The program texts of a statement, as far as they are literals (`PROGRAM 'curl ... | sh'`, `xp_cmdshell 'whoami'`, `\\! cmd`). */
-const PROGRAM_TEXT = /\bprogram\s+[eE]?'((?:[^']|'')*)'|\bprogram\s+"([^"]*)"|\bxp_cmdshell\s*\(?\s*N?'((?:[^']|'')*)'|\bsys_(?:exec|eval)\s*\(\s*'((?:[^']|'')*)'|(?:^|[\n;])\s*(?:\\!|system\s(?!\s*(?:reload|flush|drop|start|stop|sync|restart|kill|enable|disable|wait|unfreeze|shutdown|freeze)\b)|\.(?:shell|system)\s)([^\n;]*)/gi;
+const PROGRAM_TEXT = /\bprogram\s+[eE]?'((?:[^']|'')*)'|\bprogram\s+"([^"]*)"|\bxp_cmdshell\s*\(?\s*N?'((?:[^']|'')*)'|\bsys_(?:exec|eval)\s*\(\s*'((?:[^']|'')*)'|(?:^|[\n;])\s*(?:\\!|system\s(?!\s*(?:reload|flush|drop|start|stop|sync|restart|kill|enable|disable|wait|unfreeze|shutdown|freeze)\b)|\.(?:shell|system)\s)([^\n;]*)|(?:^|\s)\.(?:shell|system)\s([^\n;]*)/gi;
 /**
  * Version 6: statements that grant privileges: GRANT ... TO, CREATE or ALTER
  * of a user, role or login, role membership (ALTER ROLE ... ADD MEMBER,
@@ -79,7 +79,7 @@ function statementFacts(text: string): StatementFacts {
     PROGRAM_TEXT.lastIndex = 0;
     for (let m = PROGRAM_TEXT.exec(bounded); m !== null && programs.length < 16; m = PROGRAM_TEXT.exec(bounded)) {
       const quoted = m[1] ?? m[3] ?? m[4];
-      const program = quoted !== undefined ? quoted.replace(/''/g, "'") : (m[2] ?? m[5] ?? '');
+      const program = quoted !== undefined ? quoted.replace(/''/g, "'") : (m[2] ?? m[5] ?? m[6] ?? '');
       if (program.trim() !== '') programs.push(program);
     }
   }
