@@ -60,7 +60,7 @@ const PROGRAM_TEXT = /\bprogram\s+[eE]?'((?:[^']|'')*)'|\bprogram\s+"([^"]*)"|\b
  * an admin flag or a permission (`UPDATE users SET role = 'admin'`, an
  * INSERT into a roles or permissions table).
  */
-const GRANTS_PRIVILEGE = /(?:^|[;(\n])\s*(?:grant\s[^;]{1,512}?\bto\s|(?:create|alter)\s+(?:user|role|login)\s|alter\s+(?:server\s+)?role\s+\S+\s+add\s+member\b)|\bsp_add(?:srv)?rolemember\b|\bupdate\s+[^;]{1,256}?\bset\s+[^;]{0,512}?\b(?:roles?|user_role|user_type|account_type|is_admin|admin|is_superuser|superuser|is_staff|permissions?|privileges?|access_level|acl|scopes?)\s*=|\binsert\s+into\s+[`"[]?[\w.]*(?:role|admin|permission|privilege|membership)[\w]*/i;
+const GRANTS_PRIVILEGE = /(?:^|[;(\n])\s*(?:grant\s[^;]{1,512}?\bto\s|(?:create|alter)\s+(?:user|role|login)\s|alter\s+(?:server\s+)?role\s+\S+\s+add\s+member\b)|\bsp_add(?:srv)?rolemember\b|\bupdate\s+[^;]{1,256}?\bset\s+(?:(?!\bwhere\b)[^;]){0,512}?\b(?:roles?|user_role|user_type|account_type|is_admin|admin|is_superuser|superuser|is_staff|permissions?|privileges?|access_level|acl|scopes?)\s*=|\binsert\s+into\s+[`"[]?[\w.]*(?:role|admin|permission|privilege|membership)[\w]*/i;
 
 /** What version 6 reads in statements: bits (1 runs a program, 2 grants privileges) and the program texts. */
 interface StatementFacts {

@@ -32,7 +32,7 @@ const ToolFact = {
 const AUTHORITY_NAME = /(?:^|_)(?:add|invite|set|update|grant|create|put|edit|change|assign)_(?:[a-z]+_)?(?:collaborators?|members?|membership|maintainers?|owners?|admins?|permissions?|roles?|deploy_keys?|access)(?:_|$)|(?:^|_)(?:collaborators?|membership|deploy_keys?)_(?:add|invite|create|update|set)(?:_|$)/;
 const PROTECTION_NAME = /(?:^|_)(?:branch_protections?|protected_branch(?:es)?|protections?|rulesets?|branch_rules?|required_(?:reviews|pull_request_reviews|status_checks|signatures)|status_checks|code_owners|admin_enforcement|push_rules?|approval_rules?|merge_request_approvals?)(?:_|$)/;
 const REMOVES_NAME = /(?:^|_)(?:delete|remove|disable|unprotect|drop|clear|reset)(?:_|$)/;
-const INFRASTRUCTURE_NAME = /(?:^|_)(?:terraform|tofu|opentofu|terragrunt|pulumi|cdk|cdktf|cloudformation|cfn|crossplane|serverless|sls|infra|infrastructure|iac|stack|stacks)(?:_|$)/;
+const INFRASTRUCTURE_NAME = /(?:^|_)(?:terraform|tofu|opentofu|terragrunt|tfc|tfe|spacelift|env0|atlantis|pulumi|cdk|cdktf|cloudformation|cfn|crossplane|serverless|sls|infra|infrastructure|iac|stack|stacks)(?:_|$)/;
 const DESTROYS_NAME = /(?:^|_)(?:destroy|teardown|tear_down|nuke|decommission|deprovision)(?:_|$)/;
 const BULK_NAME = /(?:^|_)(?:bulk|batch|campaign|campaigns|newsletter|mass|blast|mailing|broadcast|send_to_all)(?:_|$)/;
 
@@ -66,8 +66,10 @@ const PERMISSION_KEY = /^(?:permission|permissions|role|rolename|accesslevel|acc
 const PROTECTIVE_SETTING = /review|enforceadmins|statuscheck|restriction|signature|linearhistory|codeowner|conversationresolution|dismiss|approv|lock/;
 /** Settings that relax protection when on. */
 const RELAXING_SETTING = /^(?:allowforcepush(?:es)?|allowdeletions?|bypass\w*|allowbypass\w*|skip\w*)$/;
-const DESTROY_KEY = /^(?:destroy|isdestroy|teardown|forcedestroy|deleteall|purge|planmode)$/;
-const AUTO_APPROVE_KEY = /^(?:autoapprove|approve|yes|skipconfirm(?:ation)?|skipapproval|skipreview|noconfirm|noninteractive|force|confirm)$/;
+const DESTROY_KEY = /^(?:destroy|isdestroy|teardown|forcedestroy|deleteall|purge)$/;
+/** Argument names whose value names the operation (`plan_mode: "destroy"`, `operation: "destroy"`). */
+const OPERATION_KEY = /^(?:mode|planmode|operation|action|command|subcommand|op)$/;
+const AUTO_APPROVE_KEY = /^(?:autoapprove|autoapply|approve|yes|skipconfirm(?:ation)?|skipapproval|skipreview|noconfirm|noninteractive|force|confirm)$/;
 
 /** Nodes a walk of one call may still visit (synchronous, never re-entered). */
 let budget = 0;
@@ -90,6 +92,16 @@ function relaxes(value: unknown, depth: number): boolean {
     if (/requiredapprovingreviewcount$|approvalsrequired$/.test(key) && (member === 0 || member === '0')) return true;
     if (RELAXING_SETTING.test(key) && (member === true || member === 'true' || (typeof member === 'object' && member !== null && !isOff(member)))) return true;
     if (relaxes(member, depth + 1)) return true;
+  }
+  return false;
+}
+
+/** True when one of the call's own arguments names the destroy operation (`plan_mode: "destroy"`). */
+function destroyOperation(args: Record<string, unknown>): boolean {
+  for (const name in args) {
+    if (!Object.hasOwn(args, name)) continue;
+    const value = args[name];
+    if (typeof value === 'string' && /^\s*-?destroy\s*$/i.test(value) && OPERATION_KEY.test(compactKey(name))) return true;
   }
   return false;
 }
@@ -173,7 +185,7 @@ export function structuredCallFindings(findings: Findings, tool: string, verbs: 
     else if (!LOW_PERMISSION.test(String(permission).trim())) findings.add(R.repositoryAuthority);
   }
   if ((facts & ToolFact.protection) !== 0 && ((facts & ToolFact.removes) !== 0 || relaxes(args, 0))) findings.add(R.repositoryAuthority);
-  const destroy = (facts & ToolFact.destroys) !== 0 || flagOn(args, DESTROY_KEY);
+  const destroy = (facts & ToolFact.destroys) !== 0 || flagOn(args, DESTROY_KEY) || destroyOperation(args);
   if (destroy && ((facts & ToolFact.infrastructure) !== 0 || flagOn(args, AUTO_APPROVE_KEY))) findings.add(R.infrastructureDestroy);
   if ((verbs & 8) !== 0) {
     recipients = 0;

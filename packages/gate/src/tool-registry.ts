@@ -334,7 +334,11 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
     case 'exec': {
       const line = commandLine(object);
       if (line !== null) findings.addAll(analyzeShell(line));
-      else walk(object, '', visitExec, 0);
+      else {
+        walk(object, '', visitExec, 0);
+        // Version 6: a tool named like a runner but given fields, not a command (`create_run` with `plan_mode: "destroy"`), is a structured call.
+        if (analysis.v6) structuredCallFindings(findings, tool, 0, object);
+      }
       for (let i = 0; i < CWD_KEYS.length; i++) {
         const value = object[CWD_KEYS[i] as string];
         if (typeof value === 'string') touchPath(findings, value, 'read');

@@ -142,7 +142,10 @@ describe('rules 6: database statements that run programs or grant privileges', (
   ]);
   newlyHeld('privileges granted through a client', 'privilege.database_grant', [`psql -c "ALTER USER reporting WITH SUPERUSER"`]);
   allowed('exports to the client and plain statements stay allowed', [`psql -c "COPY users TO STDOUT WITH CSV HEADER"`, `psql -c "UPDATE orders SET status = 'shipped' WHERE id = 7"`]);
-  allowedCalls('reads of roles stay allowed', [call('mcp__postgres__query', { sql: 'SELECT role, count(*) FROM users GROUP BY role' })]);
+  allowedCalls('reads of roles, and rows chosen by their role, stay allowed', [
+    call('mcp__postgres__query', { sql: 'SELECT role, count(*) FROM users GROUP BY role' }),
+    call('mcp__postgres__query', { sql: "UPDATE users SET last_login = now() WHERE role = 'admin'" }),
+  ]);
 });
 
 describe('rules 6: interactive shells into production workloads', () => {
@@ -197,6 +200,7 @@ describe('rules 6: infrastructure destroyed without review', () => {
     call('mcp__pulumi__up', { stack: 'prod', destroy: true, yes: true }),
     call('mcp__tofu__apply', { dir: 'envs/prod', destroy: true }),
     call('mcp__cloud__apply_changes', { plan: 'teardown', destroy: true, auto_approve: true }),
+    call('mcp__tfc__create_run', { workspace: 'prod', plan_mode: 'destroy', auto_apply: true }),
   ]);
   allowedCalls('plans and applies without destroy stay allowed', [
     call('mcp__terraform__plan', { working_dir: 'infra/dev' }),
