@@ -71,6 +71,31 @@ const DESTROY_KEY = /^(?:destroy|isdestroy|teardown|forcedestroy|deleteall|purge
 const OPERATION_KEY = /^(?:mode|planmode|operation|action|command|subcommand|op)$/;
 const AUTO_APPROVE_KEY = /^(?:autoapprove|autoapply|approve|yes|skipconfirm(?:ation)?|skipapproval|skipreview|noconfirm|noninteractive|force|confirm)$/;
 
+/** What an argument name says, as bits (remembered per name: names repeat call after call). */
+const KeyFact = {
+  permission: 1 << 0,
+  destroy: 1 << 1,
+  autoApprove: 1 << 2,
+  operation: 1 << 3,
+  attachment: 1 << 4,
+  audience: 1 << 5,
+  sender: 1 << 6,
+} as const;
+
+function keyFactsOf(name: string): number {
+  const key = compactKey(name);
+  return (
+    (PERMISSION_KEY.test(key) ? KeyFact.permission : 0) |
+    (DESTROY_KEY.test(key) ? KeyFact.destroy : 0) |
+    (AUTO_APPROVE_KEY.test(key) ? KeyFact.autoApprove : 0) |
+    (OPERATION_KEY.test(key) ? KeyFact.operation : 0) |
+    (ATTACHMENT_KEY.test(key) ? KeyFact.attachment : 0) |
+    (AUDIENCE_KEY.test(key) ? KeyFact.audience : 0) |
+    (SENDER_KEY.test(key) ? KeyFact.sender : 0)
+  );
+}
+const keyFactsMemo = new BoundedCache<number>(4096, 128);
+
 /** Nodes a walk of one call may still visit (synchronous, never re-entered). */
 let budget = 0;
 
@@ -96,24 +121,23 @@ function relaxes(value: unknown, depth: number): boolean {
   return false;
 }
 
-/** True when one of the call's own arguments names the destroy operation (`plan_mode: "destroy"`). */
-function destroyOperation(args: Record<string, unknown>): boolean {
+/** What the call's own arguments say, as bits: 1 destroy (a flag on or the operation named), 2 auto-approve on, 4 a permission named, 8 that permission gives write or more. */
+function ownArguments(args: Record<string, unknown>): number {
+  let bits = 0;
   for (const name in args) {
     if (!Object.hasOwn(args, name)) continue;
     const value = args[name];
-    if (typeof value === 'string' && /^\s*-?destroy\s*$/i.test(value) && OPERATION_KEY.test(compactKey(name))) return true;
+    const on = value === true || value === 'true' || value === 'yes' || value === 1;
+    const named = typeof value === 'string' || typeof value === 'number';
+    if (!on && !named) continue;
+    const facts = keyFactsMemo.get(name, keyFactsOf);
+    if (facts === 0) continue;
+    if (on && (facts & KeyFact.destroy) !== 0) bits |= 1;
+    if (on && (facts & KeyFact.autoApprove) !== 0) bits |= 2;
+    if (typeof value === 'string' && (facts & KeyFact.operation) !== 0 && /^\s*-?destroy\s*$/i.test(value)) bits |= 1;
+    if (named && (facts & KeyFact.permission) !== 0) bits = (bits | 4) & ~8 | (LOW_PERMISSION.test(String(value).trim()) ? 0 : 8);
   }
-  return false;
-}
-
-/** True when one of the call's own arguments named like `keys` is on (true, "true", "yes"). */
-function flagOn(args: Record<string, unknown>, keys: RegExp): boolean {
-  for (const name in args) {
-    if (!Object.hasOwn(args, name)) continue;
-    const value = args[name];
-    if ((value === true || value === 'true' || value === 'yes' || value === 1) && keys.test(compactKey(name))) return true;
-  }
-  return false;
+  return bits;
 }
 
 /** Recipient addresses that stand for a list or for everyone (`all-customers@`, `everyone@`, `...@lists.example`). */
@@ -135,6 +159,7 @@ const DATA_FILE = /\.(?:csv|tsv|xlsx?|xlsm|ods|sql|db|sqlite3?|mdb|dump|bak|parq
 let recipients = 0;
 let audience = false;
 let attachment = false;
+let urlSecret = false;
 
 function visitSent(value: unknown, depth: number, underAttachment: boolean): void {
   if (depth > 8 || --budget < 0) return;
@@ -151,6 +176,7 @@ function visitSent(value: unknown, depth: number, underAttachment: boolean): voi
         if (LIST_ADDRESS.test(address)) audience = true;
       }
     }
+    if (value.indexOf('://') !== -1 && urlSecretMemo.get(value, urlCarriesSecret)) urlSecret = true;
     return;
   }
   if (Array.isArray(value)) {
@@ -161,11 +187,11 @@ function visitSent(value: unknown, depth: number, underAttachment: boolean): voi
     for (const name in value) {
       if (!Object.hasOwn(value, name)) continue;
       const member = (value as Record<string, unknown>)[name];
-      const compact = compactKey(name);
-      if (AUDIENCE_KEY.test(compact) && !isOff(member)) audience = true;
+      const facts = keyFactsMemo.get(name, keyFactsOf);
+      if ((facts & KeyFact.audience) !== 0 && !isOff(member)) audience = true;
       // Who sends is not who receives.
-      if (SENDER_KEY.test(compact)) continue;
-      visitSent(member, depth + 1, underAttachment || ATTACHMENT_KEY.test(compact));
+      if ((facts & KeyFact.sender) !== 0) continue;
+      visitSent(member, depth + 1, underAttachment || (facts & KeyFact.attachment) !== 0);
     }
   }
 }
@@ -177,23 +203,22 @@ function visitSent(value: unknown, depth: number, underAttachment: boolean): voi
 export function structuredCallFindings(findings: Findings, tool: string, verbs: number, args: Record<string, unknown>): void {
   const facts = toolFactsMemo.get(tool, toolFactsOf);
   budget = 1024;
-  if ((facts & ToolFact.authority) !== 0) {
-    let permission: unknown;
-    for (const name in args) if (Object.hasOwn(args, name) && PERMISSION_KEY.test(compactKey(name))) permission = args[name];
-    // A collaborator or member added with no permission named gets the host's default (write on GitHub).
-    if (typeof permission !== 'string' && typeof permission !== 'number') findings.add(R.repositoryAuthority);
-    else if (!LOW_PERMISSION.test(String(permission).trim())) findings.add(R.repositoryAuthority);
-  }
+  const own = ownArguments(args);
+  // A collaborator or member added with no permission named gets the host's default (write on GitHub).
+  if ((facts & ToolFact.authority) !== 0 && ((own & 4) === 0 || (own & 8) !== 0)) findings.add(R.repositoryAuthority);
   if ((facts & ToolFact.protection) !== 0 && ((facts & ToolFact.removes) !== 0 || relaxes(args, 0))) findings.add(R.repositoryAuthority);
-  const destroy = (facts & ToolFact.destroys) !== 0 || flagOn(args, DESTROY_KEY) || destroyOperation(args);
-  if (destroy && ((facts & ToolFact.infrastructure) !== 0 || flagOn(args, AUTO_APPROVE_KEY))) findings.add(R.infrastructureDestroy);
+  const destroy = (facts & ToolFact.destroys) !== 0 || (own & 1) !== 0;
+  if (destroy && ((facts & ToolFact.infrastructure) !== 0 || (own & 2) !== 0)) findings.add(R.infrastructureDestroy);
   if ((verbs & 8) !== 0) {
     recipients = 0;
     audience = false;
     attachment = false;
+    urlSecret = false;
     visitSent(args, 0, false);
     if (attachment) findings.add(R.fileAttachment);
     if (audience || recipients >= BULK_RECIPIENTS || (facts & ToolFact.bulk) !== 0) findings.add(R.bulkMessage);
+    // A secret in a URL the message carries (percent-encoded too).
+    if (urlSecret) findings.add(R.secretInMessage);
   }
 }
 

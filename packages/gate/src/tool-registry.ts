@@ -428,10 +428,7 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
       // Version 5: a secret in what a messaging, posting or sending tool sends.
       if (analysis.v5 && (verbs & 8) !== 0 && argumentsHoldSecret(object)) findings.add(R.secretInMessage);
       // Version 6: authority over code hosting, relaxed protection, infrastructure destroyed, attachments and bulk sends; secrets in URLs.
-      if (analysis.v6) {
-        structuredCallFindings(findings, tool, verbs, object);
-        if ((verbs & 8) !== 0) urlSecretFindings(findings, object);
-      }
+      if (analysis.v6) structuredCallFindings(findings, tool, verbs, object);
       if ((verbs & 1) !== 0) findings.add(R.structuredDestructive);
       structured(findings, object, (verbs & 4) !== 0);
     }

@@ -223,3 +223,23 @@ describe("rules 6: the ledger's own CLI", () => {
     assert.equal(onCli(call('Bash', { command: 'ledger status' }), 5).outcome, 'verify_first');
   });
 });
+
+describe('rules 6: hostile text stays linear', () => {
+  test('long repetitive statements, editor scripts and sends are classified, never hang', { timeout: 20_000 }, () => {
+    const calls = [
+      call('mcp__postgres__query', { sql: 'update t set '.repeat(600) }),
+      call('mcp__postgres__query', { sql: `grant ${'x '.repeat(3000)}` }),
+      call('mcp__postgres__query', { sql: `COPY t TO PROGRAM '${"''".repeat(3000)}` }),
+      call('Bash', { command: `ed -s f <<< '${'1,'.repeat(3000)}'` }),
+      call('Bash', { command: `tclsh <<< '${'exec '.repeat(1500)}'` }),
+      call('mcp__gmail__send_email', { to: Array.from({ length: 500 }, (_, i) => `u${i}@x.example`), subject: 's', body: 'b' }),
+      call('mcp__github__update_branch_protection', { a: { b: { c: { d: { e: { f: { g: { h: null } } } } } } } }),
+    ];
+    for (const p of calls) {
+      const started = performance.now();
+      const d = onCli(p);
+      assert.ok(['allow', 'verify_first', 'block'].includes(d.outcome));
+      assert.ok(performance.now() - started < 2_000, `${JSON.stringify(p.args).slice(0, 60)} took too long`);
+    }
+  });
+});
