@@ -11,6 +11,7 @@ import { moneyFindings } from './money.js';
 import { LATEST_RULES_VERSION, type RulesVersion } from './rules-version.js';
 import { setAnalysisVersion } from './analysis-version.js';
 import { callFindings, type ToolKind } from './tool-registry.js';
+import { analyzeShell } from './command-analysis.js';
 import { SIGNAL_RULES } from './signal-rules.js';
 import { sqlArgumentFindings, structuredUnboundedFindings } from './sql-rules.js';
 import type { DecideContext, Proposal, Tier } from './types.js';
@@ -215,7 +216,8 @@ export function classifyInto(
     if (rulesVersion >= 5 && (sqlText !== '' || views.tool.databaseName)) {
       const sql = sqlScratch;
       sql.reset();
-      sqlArgumentFindings(sql, proposal.args);
+      // Version 6: programs the statements run are read as shell commands.
+      sqlArgumentFindings(sql, proposal.args, rulesVersion >= 6 ? analyzeShell : undefined);
       structuredUnboundedFindings(sql, views.tool.changesDocuments, proposal.args);
       for (let i = 0; i < sql.list.length; i++) fireCommand(sql.list[i] as number, out);
     }

@@ -35,6 +35,13 @@ const REVERSE_V5 = /\b(?:dup2|pty\.spawn)\b|(?:^|[^\w/])\/bin\/(?:ba|z|da|k)?sh\
 /** Version 5: a socket, for the shell-plus-socket reading. */
 const SOCKET_V5 = /\bsocket\b|\.connect\(|createconnection|tcpsocket|fsockopen|io::socket|net\.dial/i;
 
+/**
+ * Version 6: commands that Tcl, Expect and the like run as a statement of
+ * their own, without quotes (`exec rm -rf ~`, `spawn ssh host`, `open "|cmd"`,
+ * `[exec curl ...]`): the text after the word, to its statement's end.
+ */
+const STATEMENT_COMMAND = /(?:^|[\n;[{])\s*(?:exec|spawn|system)\s+([^\n;\]}]{1,4096})|\bopen\s+["{]\|([^"}\n]{1,4096})/g;
+
 /** The string literals of code: '...', "...", `...`, with common escapes decoded. */
 function literalsOf(code: string): string[] {
   const out: string[] = [];
@@ -159,6 +166,14 @@ export function inspectCode(findings: Findings, code: string, runShell: (text: s
   const literals = literalsOf(read);
   const commands: string[] = [];
   if (v5) quoteLikeLiterals(read, literals, commands);
+  // Version 6: commands run by a statement of their own (Tcl's and Expect's exec and spawn, open of a pipe).
+  if (analysis.v6 && (lower.indexOf('exec') !== -1 || lower.indexOf('spawn') !== -1 || lower.indexOf('system') !== -1 || lower.indexOf('open') !== -1)) {
+    STATEMENT_COMMAND.lastIndex = 0;
+    for (let m = STATEMENT_COMMAND.exec(read); m !== null && commands.length < 64; m = STATEMENT_COMMAND.exec(read)) {
+      const command = (m[1] ?? m[2] ?? '').replace(/[{}]/g, "'");
+      if (looksLikeCommand(command)) commands.push(command);
+    }
+  }
   for (const command of commands) runShell(command);
   const network = NETWORK.test(lower) || (v5 && NETWORK_V5.test(lower));
   const shell = SHELL_CALLS.test(lower) || (v5 && SHELL_CALLS_V5.test(lower));

@@ -2,7 +2,7 @@ import { hasOption, programName, readOptions, type Options } from './argv.js';
 import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
-import { DEPENDENCY_MANIFEST, kubernetesManifestFindings, manifestFindings, writtenContentFindings } from './file-content-rules.js';
+import { DEPENDENCY_MANIFEST, SEVERE_IN_SCRIPTS, kubernetesManifestFindings, manifestFindings, writtenContentFindings } from './file-content-rules.js';
 import { sqlFindings } from './sql-rules.js';
 import { ruleIndex } from './command-rules.js';
 import { Findings, R } from './findings.js';
@@ -122,6 +122,49 @@ const WRAPPER_OPTIONS_V5: ReadonlyMap<string, ReadonlySet<string>> = new Map<str
 const LEDGER_SCRIPT = /(?:^|\/)(?:ledger\.[cm]?js|services\/ledger\/(?:dist\/)?(?:src\/)?main\.[cm]?js|@agent-ledger\/[^/\s]+\/\S*\.[cm]?js|services\/ledger\/bin\/\S+)$/;
 /** Version 5: ledger subcommands that write authority (grants, keys, approvals, a genesis or root) or submit statements. */
 const LEDGER_AUTHORITY = /^(?:grant|approve|cosign|key|keygen|register|revoke|reauthorize|genesis|rotate-root|init|setup|submit|move-to-kafka)$/;
+/** Version 6: ledger subcommands that only read (status, checks, verification, the grant and key tables). */
+const LEDGER_READS = /^(?:verify-chain|verify-receipt|receipts?|trust-root|status|doctor|schemas|completion|help|version)$/;
+/** Version 6: ledger command groups whose named actions only read (`ledger grants trail`, `ledger grant list`, `ledger key list`, `ledger gate bench`). */
+const LEDGER_READ_ACTIONS: ReadonlyMap<string, RegExp> = new Map([
+  ['grants', /^trail$/],
+  ['grant', /^list$/],
+  ['key', /^list$/],
+  ['gate', /^(?:evaluate|bench)$/],
+]);
+/** Version 6: namespaces, contexts and clusters that name production. */
+const PRODUCTION_NAME = /^(?:prod|production|prd|live)$|(?:^|[-_.:/@])(?:prod|production|prd)(?:[-_.:/@]|\d*$)/i;
+/** Version 6: programs that run a line of their standard input as a shell command when it begins with `!` (ed, ex, vi's ex mode, ftp clients, gnuplot). */
+const BANG_PROGRAMS: ReadonlySet<string> = new Set(['ed', 'red', 'ex', 'vi', 'vim', 'nvim', 'ftp', 'lftp', 'sftp', 'gnuplot']);
+/** Version 6: a line of an editor or client script that runs a shell command (`!cmd`, `w !cmd`, `r !cmd`, `:!cmd`, `.,$!cmd`). */
+const BANG_LINE = /^\s*:?\s*[0-9.,$%;'a-z+-]{0,16}?\s*(?:(?:w|write|r|read|e|edit)\s*)?!(.+)$/;
+/** Version 6: shell calls in an editor or plotting script (`:call system('...')`, gnuplot `system("...")`). */
+const SCRIPT_SYSTEM = /\bsystem\s*\(\s*["']([^"'\n]+)["']/g;
+/** Version 6: options of tar, zip and 7z that take a value (the archive(...) reading's set). */
+const ARCHIVE_VALUES: ReadonlySet<string> = new Set(['f', 'C', 'file', 'directory', 'd', 'o', 'T', 'files-from', 'X', 'exclude-from', 'exclude', 'x', 'i', 'P', 'password', 'to-command', 'use-compress-program', 'I', 'checkpoint-action', 'checkpoint']);
+/** Version 6: find's tests that filter what an action is applied to. */
+const FIND_FILTER = /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/;
+const FIND_NAME_FILTER = /^-(?:i?name|i?path|i?regex|wholename)$/;
+
+/**
+ * Version 6: whether the branch of a find expression that holds the action
+ * at `at` tests with `filter`. The branch runs back from the action to the
+ * `-o` (or `,`) before it at the same nesting; tests in another branch (a
+ * `-name x -prune -o ...` beside it) do not restrict the action.
+ */
+function findBranchTests(args: readonly Word[], at: number, filter: RegExp): boolean {
+  let depth = 0;
+  for (let i = at - 1; i >= 0; i--) {
+    const t = (args[i] as Word).text;
+    if (t === ')' || t === '\\)') depth++;
+    else if (t === '(' || t === '\\(') {
+      if (depth === 0) return false;
+      depth--;
+    } else if (depth === 0 && (t === '-o' || t === '-or' || t === ',')) return false;
+    else if (filter.test(t)) return true;
+  }
+  return false;
+}
+
 /** Version 5: variables that say where dependencies come from or whether they are checked. */
 const DEPENDENCY_VARIABLES: ReadonlySet<string> = new Set(['GOSUMDB', 'GONOSUMDB', 'GONOSUMCHECK', 'GONOSUMVERIFY', 'GOINSECURE', 'GOPROXY', 'GOPRIVATE', 'GOFLAGS', 'PIP_INDEX_URL', 'PIP_EXTRA_INDEX_URL', 'PIP_TRUSTED_HOST', 'PIP_FIND_LINKS', 'UV_INDEX_URL', 'UV_EXTRA_INDEX_URL', 'UV_DEFAULT_INDEX', 'UV_INDEX', 'NPM_CONFIG_REGISTRY', 'YARN_REGISTRY', 'YARN_NPM_REGISTRY_SERVER', 'NPM_CONFIG_STRICT_SSL', 'YARN_ENABLE_STRICT_SSL', 'GIT_SSL_NO_VERIFY', 'CARGO_REGISTRIES_CRATES_IO_INDEX', 'BUNDLE_MIRROR__ALL', 'COMPOSER_DISABLE_TLS']);
 /** Official package indexes: a dependency variable naming one of these is not a redirection. */
@@ -239,6 +282,10 @@ class Analysis {
   readonly encrypted = new Set<string>();
   /** Version 5: text written into files by here-documents earlier in the same command (normal path to text). */
   readonly written = new Map<string, string>();
+  /** Reading for rules version 6 (analysis-version.ts). */
+  readonly v6 = analysis.v6;
+  /** Version 6: symbolic links made earlier in the same command (normal path of the link to its target as written). */
+  readonly links = new Map<string, string>();
 
   constructor(
     readonly findings: Findings,
@@ -366,7 +413,16 @@ class Analysis {
   }
 
   touch(raw: string, action: 'read' | 'write' | 'delete' | 'delete_tree'): void {
-    touchPath(this.findings, this.cwd === null ? raw : this.resolve(raw), action);
+    const path = this.cwd === null ? raw : this.resolve(raw);
+    touchPath(this.findings, path, action);
+    // Version 6: a delete through a symbolic link made earlier in the same command deletes what the link points at.
+    if (this.v6 && this.links.size > 0 && (action === 'delete' || action === 'delete_tree')) {
+      const normal = pathFacts(this.resolve(raw)).normal;
+      for (const [link, target] of this.links) {
+        if (normal === link) touchPath(this.findings, target, action);
+        else if (normal.startsWith(`${link}/`)) touchPath(this.findings, `${target.replace(/\/+$/, '')}${normal.slice(link.length)}`, action);
+      }
+    }
   }
 
   /** Generic reading of arguments: paths are read, URLs reached, `--opt=path` values read. */
@@ -409,6 +465,7 @@ class Analysis {
       if (first.text.includes('/') && this.script.produced.has(pathFacts(first.text).normal)) this.findings.add(R.downloadExec);
       if (this.v4) this.readV4(programName(first.text), argv.slice(1));
       if (this.v5) this.readV5(programName(first.text), first, argv.slice(1), cmd, depth);
+      if (this.v6) this.readV6(programName(first.text), argv.slice(1), cmd, depth);
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
@@ -582,6 +639,139 @@ class Analysis {
     for (const target of targets) writtenContentFindings(this.findings, this.resolve(target), [content], analyzeShell, analyzeCode);
   }
 
+  /**
+   * Version 6: what is read of every program besides version 5's reading:
+   * programs whose standard input runs shell commands, archivers that delete
+   * their inputs, symbolic links made for a later delete, package scripts set
+   * from the command line, shells into production workloads.
+   */
+  readV6(name: string, args: readonly Word[], cmd: Command, depth: number): void {
+    const f = this.findings;
+    if (BANG_PROGRAMS.has(name)) this.bangScript(cmd, depth);
+    switch (name) {
+      case 'tar': case 'gtar': case 'bsdtar': {
+        if (!args.some((w) => w.text === '--remove-files')) return;
+        let rest = args;
+        // Old-style letters (`tar czf ARCHIVE ...`): the archive is the word after them when they hold f.
+        const letters = rest[0]?.text ?? '';
+        if (/^[A-Za-z]+$/.test(letters)) rest = rest.slice(letters.includes('f') ? 2 : 1);
+        const o = readOptions(rest, ARCHIVE_VALUES);
+        const dir = o.values.get('C') ?? o.values.get('directory');
+        for (const w of o.operands) this.touch(dir !== undefined && !/^[/~$]/.test(w.text) ? `${dir.text}/${w.text}` : w.text, 'delete_tree');
+        return;
+      }
+      case 'zip': {
+        if (!args.some((w) => w.text === '--move' || /^-[A-Za-z]*m[A-Za-z]*$/.test(w.text))) return;
+        const o = readOptions(args, new Set(['b', 'n', 't', 'tt', 'x', 'i', 'P', 'password', 'O', 'out', 's', 'sp']));
+        const recursive = hasOption(o, 'rR', 'recurse-paths');
+        for (const w of o.operands.slice(1)) this.touch(w.text, recursive ? 'delete_tree' : 'delete');
+        return;
+      }
+      case '7z': case '7za': case '7zr': {
+        if (args[0]?.text !== 'a' || !args.some((w) => w.text.toLowerCase() === '-sdel')) return;
+        const operands = args.slice(1).filter((w) => !w.text.startsWith('-'));
+        for (const w of operands.slice(1)) this.touch(w.text, 'delete_tree');
+        return;
+      }
+      case 'ln': {
+        const o = readOptions(args, new Set(['t', 'target-directory', 'S', 'suffix']));
+        if (!hasOption(o, 's', 'symbolic') || o.values.has('t') || o.values.has('target-directory')) return;
+        const target = o.operands[0];
+        if (target === undefined || target.dynamic) return;
+        const link = o.operands[1]?.text ?? target.text.replace(/\/+$/, '').slice(target.text.replace(/\/+$/, '').lastIndexOf('/') + 1);
+        if (this.links.size < 64) this.links.set(pathFacts(this.resolve(link)).normal, target.text);
+        return;
+      }
+      case 'npm': case 'pnpm': case 'yarn': case 'bun': {
+        // Scripts set from the command line run later, lifecycle scripts on the next install: read as a script's content is.
+        const setScript = args[0]?.text === 'set-script';
+        if (!(args[0]?.text === 'pkg' && args[1]?.text === 'set') && !setScript) return;
+        const scripts: string[] = [];
+        if (setScript && args[2] !== undefined) scripts.push(args[2].text);
+        for (const w of args.slice(2)) {
+          const m = /^scripts\.[^=]+=([\s\S]+)$/.exec(w.text);
+          if (m?.[1] !== undefined) scripts.push(m[1]);
+        }
+        for (const script of scripts) for (const index of analyzeShell(script)) if (SEVERE_IN_SCRIPTS.has(index)) f.add(index);
+        return;
+      }
+      case 'kubectl': case 'oc': {
+        // The subcommand: the first operand that is not the value of a global option (`kubectl -n prod exec ...`).
+        let sub = '';
+        for (let i = 0; i < args.length && sub === ''; i++) {
+          const t = (args[i] as Word).text;
+          if (/^(?:-n|--namespace|--context|--cluster|--kubeconfig|-s|--server|--user|--token|--as)$/.test(t)) i++;
+          else if (!t.startsWith('-')) sub = t;
+        }
+        if (sub !== 'exec' && sub !== 'attach' && sub !== 'debug') return;
+        let production = false;
+        let interactive = false;
+        const dash = args.findIndex((w) => w.text === '--');
+        const own = dash === -1 ? args : args.slice(0, dash);
+        for (let i = 0; i < own.length; i++) {
+          const t = (own[i] as Word).text;
+          const m = /^(?:-n|--namespace|--context|--cluster)(?:=(.*))?$/.exec(t) ?? /^-n(.+)$/.exec(t);
+          if (m !== null) {
+            const value = m[1] ?? own[i + 1]?.text ?? '';
+            if (PRODUCTION_NAME.test(value)) production = true;
+          }
+          if (/^-(?:[a-z]*[it][a-z]*)$/.test(t) && !t.startsWith('-n') || /^--(?:stdin|tty)(?:=true)?$/.test(t)) interactive = true;
+        }
+        const program = dash === -1 ? '' : programName(args[dash + 1]?.text ?? '');
+        if (production && (interactive || SHELLS.has(program))) f.add(R.productionShell);
+        return;
+      }
+      default:
+        void depth;
+    }
+  }
+
+  /** Version 6: the commands a program's standard input runs (`!cmd` lines of ed, ex, ftp; `system("...")`), read as shell. */
+  bangScript(cmd: Command, depth: number): void {
+    const texts: string[] = [];
+    for (const r of cmd.redirects) {
+      if (r.kind !== 'heredoc' && r.kind !== 'herestring') continue;
+      if (r.target.dynamic && r.kind === 'herestring') this.findings.add(r.target.fetched ? R.remotePipeShell : r.target.decoded ? R.decoded : R.eval);
+      else if (r.body !== null) texts.push(r.body);
+    }
+    const upstream = cmd.pipeFrom;
+    if (upstream !== null && upstream.length === 1 && /^(?:echo|printf)$/.test(programName(upstream[0]?.argv[0]?.text ?? ''))) {
+      const argv = (upstream[0] as SimpleCommand).argv;
+      if (anyDynamic(argv)) this.findings.add(R.eval);
+      const words = argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text));
+      // printf FORMAT ARG...: the format is applied to each argument (`'%s\n' a b` is two lines); \n escapes end lines.
+      const printfFormat = programName(argv[0]?.text ?? '') === 'printf' && words.length > 1 && (words[0] as Word).text.includes('%');
+      texts.push((printfFormat ? words.slice(1).map((w) => w.text).join('\n') : joinWords(words)).replace(/\\n/g, '\n'));
+    }
+    for (const text of texts) {
+      const bounded = text.length > 65_536 ? text.slice(0, 65_536) : text;
+      for (const line of bounded.split('\n', 1024)) {
+        const m = BANG_LINE.exec(line);
+        if (m?.[1] !== undefined && m[1].trim() !== '') this.shell(m[1], depth + 1);
+      }
+      SCRIPT_SYSTEM.lastIndex = 0;
+      for (let m = SCRIPT_SYSTEM.exec(bounded); m !== null; m = SCRIPT_SYSTEM.exec(bounded)) this.shell(m[1] ?? '', depth + 1);
+    }
+  }
+
+  /** Version 6: the ledger's own CLI: reading (status, grant list, grants trail, key list) is allowed; writing authority or speaking as someone else is tampering. */
+  ledgerV6(args: readonly Word[]): void {
+    const f = this.findings;
+    const speaksAs = args.some((w) => w.text === '--as' || w.text.startsWith('--as='));
+    const words = args.filter((w) => !w.text.startsWith('-')).map((w) => w.text);
+    const sub = words[0] ?? '';
+    const action = words[1] ?? '';
+    const help = args.some((w) => w.text === '--help' || w.text === '-h' || w.text === '--version' || w.text === '-V');
+    if (speaksAs) {
+      f.add(R.ledgerCli);
+      f.add(R.ledgerTamper);
+      return;
+    }
+    if (help || sub === '' || LEDGER_READS.test(sub) || LEDGER_READ_ACTIONS.get(sub)?.test(action) === true) return;
+    f.add(R.ledgerCli);
+    if (LEDGER_AUTHORITY.test(sub)) f.add(R.ledgerTamper);
+  }
+
   /** Version 5: a compiler's output (remembered, to know it when it is run) and whether its sources are named as exploits. */
   compile(args: readonly Word[]): void {
     const o = readOptions(args, COMPILER_VALUES);
@@ -601,10 +791,12 @@ class Analysis {
       else if (/^--(?:command|execute|query|eval)=/.test(text)) given.push(text.slice(text.indexOf('=') + 1));
     }
     if (given.length === 0) given.push(joinWords(args.filter((w) => !w.text.startsWith('-'))));
-    for (const statement of given) sqlFindings(f, statement);
-    for (const r of cmd.redirects) if ((r.kind === 'heredoc' || r.kind === 'herestring') && r.body !== null) sqlFindings(f, r.body);
+    // Version 6: a program a statement runs (COPY ... PROGRAM, \! cmd) is read as a shell command.
+    const runShell = this.v6 ? analyzeShell : undefined;
+    for (const statement of given) sqlFindings(f, statement, runShell);
+    for (const r of cmd.redirects) if ((r.kind === 'heredoc' || r.kind === 'herestring') && r.body !== null) sqlFindings(f, r.body, runShell);
     const upstream = cmd.pipeFrom;
-    if (upstream !== null && upstream.length === 1 && /^(?:echo|printf)$/.test(programName(upstream[0]?.argv[0]?.text ?? ''))) sqlFindings(f, joinWords((upstream[0] as SimpleCommand).argv.slice(1)));
+    if (upstream !== null && upstream.length === 1 && /^(?:echo|printf)$/.test(programName(upstream[0]?.argv[0]?.text ?? ''))) sqlFindings(f, joinWords((upstream[0] as SimpleCommand).argv.slice(1)), runShell);
   }
 
   /** Version 5: files encrypted (their inputs, remembered for a later delete); ccrypt replaces its inputs itself. */
@@ -1183,7 +1375,9 @@ class Analysis {
     }
     const literal = upstream.length === 1 && /^(?:echo|printf)$/.test(programName(upstream[0]?.argv[0]?.text ?? '')) && !anyDynamic(upstream[0]?.argv ?? []);
     if (literal) {
-      const text = joinWords((upstream[0]?.argv ?? []).slice(1).filter((w) => !/^-[neE]+$/.test(w.text)));
+      const joined = joinWords((upstream[0]?.argv ?? []).slice(1).filter((w) => !/^-[neE]+$/.test(w.text)));
+      // Version 6: the \n escapes of echo -e and printf end lines as the interpreter will read them.
+      const text = this.v6 ? joined.replace(/\\n/g, '\n') : joined;
       if (kind === 'shell') this.shell(text, depth + 1);
       else inspectCode(f, text, (t) => this.shell(t, depth + 1));
       return;
@@ -1294,6 +1488,11 @@ class Analysis {
         break;
       }
       default: {
+        // Version 6: the other interpreters (wish, irb, jshell, groovy, scala) read their program from standard input too.
+        if (this.v6) {
+          const script = readOptions(args, new Set(['e', 'c', 'f']), true).operands[0];
+          if (script === undefined || script.text === '-' || script.text === '/dev/stdin') this.stdinScript('code', cmd, depth);
+        }
         this.generic(args);
         return null;
       }
@@ -1344,7 +1543,8 @@ class Analysis {
       const t = (args[i] as Word).text;
       if (t === '-delete') {
         // A filtered delete (-name, -type, -mtime, ...) removes what matches, not the tree.
-        const filtered = args.some((w) => /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/.test(w.text));
+        // Version 6: only the tests of the delete's own branch filter it.
+        const filtered = this.v6 ? findBranchTests(args, i, FIND_FILTER) : args.some((w) => /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/.test(w.text));
         for (const r of roots) {
           const facts = pathFacts(r.text);
           if (!filtered) this.touch(r.text, 'delete_tree');
@@ -1368,10 +1568,11 @@ class Analysis {
         while (end < args.length && (args[end] as Word).text !== ';' && (args[end] as Word).text !== '+' && (args[end] as Word).text !== '\\;') end++;
         const body = args.slice(start, end);
         // Version 3: with a name or path filter under a project root, {} is a match inside the root, not the root itself.
-        const named = this.v3 && args.some((w) => /^-(?:i?name|i?path|i?regex|wholename)$/.test(w.text));
+        // Version 6: only the tests of the action's own branch (not a `-prune` branch beside it).
+        const named = this.v6 ? findBranchTests(args, i, FIND_NAME_FILTER) : this.v3 && args.some((w) => /^-(?:i?name|i?path|i?regex|wholename)$/.test(w.text));
         // Version 3: a deleting program run on every match deletes under the root, as -delete does (rm -f without -r included).
         const deletes = this.v3 && body.length > 0 && /^(?:rm|grm|unlink|shred|srm|wipe|truncate)$/.test(programName((body[0] as Word).text));
-        const filtered = args.some((w) => /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/.test(w.text));
+        const filtered = this.v6 ? findBranchTests(args, i, FIND_FILTER) : args.some((w) => /^-(?:i?name|i?path|i?regex|wholename|type|mtime|mmin|atime|ctime|newer|size|empty|user|group|perm)$/.test(w.text));
         for (const r of roots) {
           const facts = pathFacts(this.resolve(r.text));
           if (deletes) {
@@ -1823,6 +2024,11 @@ class Analysis {
         return;
       }
       case 'ledger': {
+        if (this.v6) {
+          this.ledgerV6(args);
+          this.generic(args);
+          return;
+        }
         const sub = args.find((w) => !w.text.startsWith('-'))?.text ?? '';
         if (!/^(?:verify-chain|help|version|schemas|receipts?|gate)$/.test(sub) && !args.some((w) => w.text === '--help' || w.text === '-h' || w.text === '--version')) f.add(R.ledgerCli);
         // Version 5: an agent writing authority (grants, keys, approvals, a genesis) or speaking as someone else is tampering with the firewall.
@@ -2576,9 +2782,17 @@ class Analysis {
       case 'hook': case 'daemon': case 'instaweb':
         f.add(R.rawSocket);
         return;
-      case 'rm':
+      case 'rm': {
+        // Version 6: git rm read with its own options (-f takes no value: `git rm -rf .` deletes the tree); --cached leaves the files.
+        if (this.v6) {
+          const own = readOptions(rest, new Set(['pathspec-from-file']));
+          if (own.long.has('cached')) return;
+          if (hasOption(own, 'r')) for (const w of own.operands) this.touch(w.text === '*' ? '.' : w.text, 'delete_tree');
+          return;
+        }
         if (o.short.has('r') && o.operands.some((w) => w.text === '.' || w.text === '*')) f.add(R.recursiveDelete);
         return;
+      }
       default:
         if (sub.startsWith('!')) f.add(R.eval);
         this.generic(rest.filter((w) => !w.text.startsWith('-') && (w.text.startsWith('/') || w.text.startsWith('~'))));

@@ -108,6 +108,14 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('privilege.control_plane', 3, 3, "a shell or file copy in the cluster's control plane (kubectl exec/cp/attach/debug into kube-system or etcd, API server, controller or scheduler pods)"),
   rule('impact.data_encrypted', 4, 4, 'encrypting files and deleting the originals, file after file (find -exec, xargs, loops): the shape of ransomware'),
   rule('exfiltration.secret_in_message', 3, 3, 'a secret (a connection string with its password, a private key, a provider token) in what a messaging, posting or sending tool sends'),
+  // Version 6 (appended: the indexes of the rules above, and so the reasons of versions 2 to 5, stay as they were).
+  rule('execution.database_program', 4, 4, 'a database statement that runs a program or shell on the server or client (COPY ... PROGRAM, xp_cmdshell, sys_exec, untrusted procedural languages, psql \\!, sqlite .shell); the program is read too'),
+  rule('privilege.database_grant', 3, 3, 'a database statement that grants privileges or roles (GRANT, CREATE/ALTER USER or ROLE, role-membership procedures, an UPDATE or INSERT that sets a role, admin flag or permission)'),
+  rule('privilege.repository_authority', 3, 3, "a tool call that gives authority over code hosting or weakens its protection (adding collaborators or members with write or admin, deploy keys, branch protection or rulesets removed or relaxed)"),
+  rule('exfiltration.file_attachment', 3, 3, 'a sending tool attaching a local file that holds data or secrets (exports, dumps, spreadsheets, databases, archives, key and credential files)'),
+  rule('exfiltration.bulk_message', 3, 3, 'a message or mail sent to many recipients at once (a list or everyone address, dozens of recipients, a campaign, segment or audience)'),
+  rule('execution.production_shell', 3, 3, 'an interactive shell, attach or debug session in a production workload (kubectl exec -it / attach / debug in a production namespace or context)'),
+  rule('destructive.infrastructure', 3, 3, 'an infrastructure tool destroying what it manages without a human review (terraform/tofu/pulumi destroy or apply -destroy with auto-approve; a structured apply with destroy and auto_approve)'),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

@@ -134,4 +134,12 @@ export const R = {
   controlPlane: ruleIndex('privilege.control_plane'),
   dataEncrypted: ruleIndex('impact.data_encrypted'),
   secretInMessage: ruleIndex('exfiltration.secret_in_message'),
+  // Version 6.
+  databaseProgram: ruleIndex('execution.database_program'),
+  databaseGrant: ruleIndex('privilege.database_grant'),
+  repositoryAuthority: ruleIndex('privilege.repository_authority'),
+  fileAttachment: ruleIndex('exfiltration.file_attachment'),
+  bulkMessage: ruleIndex('exfiltration.bulk_message'),
+  productionShell: ruleIndex('execution.production_shell'),
+  infrastructureDestroy: ruleIndex('destructive.infrastructure'),
 } as const;

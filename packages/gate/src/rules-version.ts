@@ -39,14 +39,30 @@
  * checksum bypasses in variables; compiled exploits; files encrypted then
  * deleted per match; zsh's sockets; secrets in what messaging tools send.
  * Its rules are appended to COMMAND_RULES (command-rules.ts).
+ * Version 6 is version 5 with the classes of the misses on the fifth
+ * held-out set read: interpreters and editors fed their program on standard
+ * input (Tcl's and Expect's `exec`/`spawn`, ed's and ex's `!` commands, the
+ * shell escapes of database and file-transfer clients); archivers that delete
+ * their inputs (tar --remove-files, zip -m, 7z -sdel); a symbolic link made
+ * earlier in the same command followed by a delete through it; a find
+ * action judged by the filters of its own branch (not a `-prune` branch
+ * beside it); `git rm` read with its own options (`git rm -rf .`); package
+ * scripts set from the command line (npm pkg set scripts.*) read as scripts;
+ * database statements that run programs or grant privileges; interactive
+ * shells into production workloads; tools that give authority over code
+ * hosting or relax its protection; sending tools that attach data files or
+ * mail many recipients; secrets in a fetched URL (percent-encoded too);
+ * infrastructure tools destroying with auto-approve; the ledger's own CLI
+ * allowed when it only reads (status, grant list, grants trail, key list).
+ * Its rules are appended to COMMAND_RULES (command-rules.ts).
  */
-export const RULES_VERSIONS = [1, 2, 3, 4, 5] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 5;
+export const LATEST_RULES_VERSION: RulesVersion = 6;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

@@ -1,4 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
+import { analysis } from './analysis-version.js';
 import { R, type Findings } from './findings.js';
 import { canonicalToolName } from './tool-registry.js';
 
@@ -42,10 +43,68 @@ function changesEveryRow(text: string): boolean {
 /** Statements repeat call after call (a tool's fixed queries): each text is read once (bounded). */
 const statementMemo = new BoundedCache<boolean>(16_384, 4096);
 
-/** Adds `destructive.sql_unbounded` when `text` (one or more statements) changes every row of a table. */
-export function sqlFindings(findings: Findings, text: string): void {
+/**
+ * Version 6: statements that run a program. PostgreSQL's `COPY ... TO/FROM
+ * PROGRAM`, SQL Server's `xp_cmdshell`, MySQL's `sys_exec`/`sys_eval` UDFs,
+ * functions in an untrusted procedural language (plpython3u, plperlu,
+ * pltclu, C), and the shell escapes of the clients themselves (psql and
+ * mysql `\! cmd`, mysql `system cmd`, sqlite `.shell`/`.system`).
+ */
+const RUNS_PROGRAM = /\b(?:to|from)\s+program\b|\bxp_cmdshell\b|\bsys_(?:exec|eval|bineval)\s*\(|\blanguage\s+['"]?(?:plpython[23]?u|plperlu|pltclu|plsh|c)\b|(?:^|[\n;])\s*(?:\\!|system\s(?!\s*(?:reload|flush|drop|start|stop|sync|restart|kill|enable|disable|wait|unfreeze|shutdown|freeze)\b)|\.(?:shell|system)\s)|(?:^|\s)\.(?:shell|system)\s/i;
+/** The program texts of a statement, as far as they are literals (`PROGRAM 'curl ... | sh'`, `xp_cmdshell 'whoami'`, `\\! cmd`). */
+const PROGRAM_TEXT = /\bprogram\s+[eE]?'((?:[^']|'')*)'|\bprogram\s+"([^"]*)"|\bxp_cmdshell\s*\(?\s*N?'((?:[^']|'')*)'|\bsys_(?:exec|eval)\s*\(\s*'((?:[^']|'')*)'|(?:^|[\n;])\s*(?:\\!|system\s(?!\s*(?:reload|flush|drop|start|stop|sync|restart|kill|enable|disable|wait|unfreeze|shutdown|freeze)\b)|\.(?:shell|system)\s)([^\n;]*)|(?:^|\s)\.(?:shell|system)\s([^\n;]*)/gi;
+/**
+ * Version 6: statements that grant privileges: GRANT ... TO, CREATE or ALTER
+ * of a user, role or login, role membership (ALTER ROLE ... ADD MEMBER,
+ * sp_addrolemember, sp_addsrvrolemember), and a row change that sets a role,
+ * an admin flag or a permission (`UPDATE users SET role = 'admin'`, an
+ * INSERT into a roles or permissions table).
+ */
+const GRANTS_PRIVILEGE = /(?:^|[;(\n])\s*(?:grant\s[^;]{1,512}?\bto\s|(?:create|alter)\s+(?:user|role|login)\s|alter\s+(?:server\s+)?role\s+\S+\s+add\s+member\b)|\bsp_add(?:srv)?rolemember\b|\bupdate\s+[^;]{1,256}?\bset\s+(?:(?!\bwhere\b)[^;]){0,512}?\b(?:roles?|user_role|user_type|account_type|is_admin|admin|is_superuser|superuser|is_staff|permissions?|privileges?|access_level|acl|scopes?)\s*=|\binsert\s+into\s+[`"[]?[\w.]*(?:role|admin|permission|privilege|membership)[\w]*/i;
+
+/** What version 6 reads in statements: bits (1 runs a program, 2 grants privileges) and the program texts. */
+interface StatementFacts {
+  readonly bits: number;
+  readonly programs: readonly string[];
+}
+const NO_PROGRAMS: readonly string[] = Object.freeze([]);
+const PLAIN_STATEMENT: StatementFacts = Object.freeze({ bits: 0, programs: NO_PROGRAMS });
+
+function statementFacts(text: string): StatementFacts {
+  const bounded = text.length > 65_536 ? text.slice(0, 65_536) : text;
+  const bits = (RUNS_PROGRAM.test(bounded) ? 1 : 0) | (GRANTS_PRIVILEGE.test(bounded) ? 2 : 0);
+  if (bits === 0) return PLAIN_STATEMENT;
+  const programs: string[] = [];
+  if ((bits & 1) !== 0) {
+    PROGRAM_TEXT.lastIndex = 0;
+    for (let m = PROGRAM_TEXT.exec(bounded); m !== null && programs.length < 16; m = PROGRAM_TEXT.exec(bounded)) {
+      const quoted = m[1] ?? m[3] ?? m[4];
+      const program = quoted !== undefined ? quoted.replace(/''/g, "'") : (m[2] ?? m[5] ?? m[6] ?? '');
+      if (program.trim() !== '') programs.push(program);
+    }
+  }
+  return Object.freeze({ bits, programs: Object.freeze(programs) });
+}
+/** Version 6's facts by statement text (bounded; a separate memo: version 5's answers are not these). */
+const statementFactsMemo = new BoundedCache<StatementFacts>(16_384, 4096);
+
+/**
+ * Reads statements: `destructive.sql_unbounded` when `text` (one or more
+ * statements) changes every row of a table; from version 6 also
+ * `execution.database_program` (and the findings of the program it runs,
+ * read by `runShell`) and `privilege.database_grant`.
+ */
+export function sqlFindings(findings: Findings, text: string, runShell?: (command: string) => readonly number[]): void {
   if (text.length === 0) return;
   if (statementMemo.get(text, changesEveryRow)) findings.add(R.sqlUnbounded);
+  if (!analysis.v6) return;
+  const facts = statementFactsMemo.get(text, statementFacts);
+  if (facts.bits === 0) return;
+  if ((facts.bits & 2) !== 0) findings.add(R.databaseGrant);
+  if ((facts.bits & 1) !== 0) {
+    findings.add(R.databaseProgram);
+    if (runShell !== undefined) for (let i = 0; i < facts.programs.length; i++) findings.addAll(runShell(facts.programs[i] as string));
+  }
 }
 
 /** Argument names that hold statements. */
@@ -54,10 +113,13 @@ const STATEMENT_KEY = /^(?:query|queries|sql|statement|statements|stmt|command|c
 /** Nodes {@link sqlArgumentFindings} may still visit (synchronous, never re-entered). */
 let statementBudget = 0;
 
+/** The shell reading of programs that statements run (version 6; set by sqlArgumentFindings for its walk). */
+let statementShell: ((command: string) => readonly number[]) | undefined;
+
 function visitStatements(findings: Findings, value: unknown, key: string, depth: number): void {
   if (depth > 8 || --statementBudget < 0) return;
   if (typeof value === 'string') {
-    if (STATEMENT_KEY.test(key)) sqlFindings(findings, value);
+    if (STATEMENT_KEY.test(key)) sqlFindings(findings, value, statementShell);
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) visitStatements(findings, value[i], key, depth + 1);
   } else if (typeof value === 'object' && value !== null) {
@@ -65,10 +127,16 @@ function visitStatements(findings: Findings, value: unknown, key: string, depth:
   }
 }
 
-/** Reads the statements of a database tool's arguments (strings under statement names, at any depth; bounded walk). */
-export function sqlArgumentFindings(findings: Findings, args: unknown): void {
+/**
+ * Reads the statements of a database tool's arguments (strings under
+ * statement names, at any depth; bounded walk). `runShell`: the reading of a
+ * program a statement runs (version 6).
+ */
+export function sqlArgumentFindings(findings: Findings, args: unknown, runShell?: (command: string) => readonly number[]): void {
   statementBudget = 256;
+  statementShell = runShell;
   visitStatements(findings, args, 'query', 0);
+  statementShell = undefined;
 }
 
 /** Tool names (server and tool part) that name a database: `mcp__mysql__execute` runs statements though its tool part says "execute". */

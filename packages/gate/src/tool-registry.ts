@@ -6,6 +6,7 @@ import { Findings, R } from './findings.js';
 import { SEVERE_IN_SCRIPTS, writtenContentFindings } from './file-content-rules.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { argumentsHoldSecret } from './secret-shapes.js';
+import { structuredCallFindings, urlSecretFindings } from './structured-rules.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
 
@@ -333,7 +334,11 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
     case 'exec': {
       const line = commandLine(object);
       if (line !== null) findings.addAll(analyzeShell(line));
-      else walk(object, '', visitExec, 0);
+      else {
+        walk(object, '', visitExec, 0);
+        // Version 6: a tool named like a runner but given fields, not a command (`create_run` with `plan_mode: "destroy"`), is a structured call.
+        if (analysis.v6) structuredCallFindings(findings, tool, 0, object);
+      }
       for (let i = 0; i < CWD_KEYS.length; i++) {
         const value = object[CWD_KEYS[i] as string];
         if (typeof value === 'string') touchPath(findings, value, 'read');
@@ -394,6 +399,8 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
       if (analysis.v5) {
         for (const key in object) if (Object.hasOwn(object, key) && BODY_KEY.test(lowerKey(key)) && argumentsHoldSecret(object[key])) findings.add(R.secretInMessage);
       }
+      // Version 6: a secret in the URL it requests (a query string, percent-encoded or not).
+      if (analysis.v6) urlSecretFindings(findings, object);
       break;
     case 'git': {
       const name = canonicalToolName(tool);
@@ -420,6 +427,8 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
       walk(object, '', visitUnknown, 0);
       // Version 5: a secret in what a messaging, posting or sending tool sends.
       if (analysis.v5 && (verbs & 8) !== 0 && argumentsHoldSecret(object)) findings.add(R.secretInMessage);
+      // Version 6: authority over code hosting, relaxed protection, infrastructure destroyed, attachments and bulk sends; secrets in URLs.
+      if (analysis.v6) structuredCallFindings(findings, tool, verbs, object);
       if ((verbs & 1) !== 0) findings.add(R.structuredDestructive);
       structured(findings, object, (verbs & 4) !== 0);
     }

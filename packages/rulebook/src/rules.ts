@@ -62,6 +62,13 @@ const V5: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 6: version 5, with the gate's version-6 reading (gate rules-version.ts). */
+const V6: RulesSpec = Object.freeze({
+  version: 6,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 6 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -72,6 +79,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [3, V3],
   [4, V4],
   [5, V5],
+  [6, V6],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
