@@ -141,7 +141,7 @@ function ownArguments(args: Record<string, unknown>): number {
 }
 
 /** Recipient addresses that stand for a list or for everyone (`all-customers@`, `everyone@`, `...@lists.example`). */
-const LIST_ADDRESS = /^(?:all|everyone|everybody|all[-_.][\w.+-]*|[\w.+-]*[-_.]all|customers?|clients|users|subscribers|members|staff|employees|company|announce(?:ments?)?|newsletter|marketing|mailing-?list)@|@(?:lists?|groups|googlegroups|mailman|listserv)\./i;
+const LIST_ADDRESS = /^(?:all|everyone|everybody|all[-_.][\w.+-]*|[\w.+-]*[-_.]all|customers|clients|users|subscribers|members|staff|employees|company|announce(?:ments?)?|newsletter|marketing|mailing-?list)@|@(?:lists?|groups|googlegroups|mailman|listserv)\./i;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[a-z]{2,}$/i;
 /** Argument names of who sends (not recipients). */
 const SENDER_KEY = /^(?:from|sender|replyto|fromemail|fromaddress|frommail|author)$/;

@@ -193,6 +193,16 @@ describe('rules 6: what sending tools send', () => {
     call('WebFetch', { url: 'https://docs.example.com/search?q=password%20reset%20flow', prompt: 'summarise' }),
     call('WebFetch', { url: 'https://api.github.com/repos/acme/api/issues?state=open&per_page=100', prompt: 'list' }),
   ]);
+  test('one customer is not a list: a support reply keeps its tier and reasons of version 5', () => {
+    // A single mailbox named customer@ (or client@, user@) is a person; customers@ is a list.
+    for (const to of ['customer@example.com', 'client@shop.example', 'user@example.org']) {
+      const p = proposal({ tool: 'email', actionType: 'email.send', targetResource: 'mail/outbound', recipient: to, scope: 'ticket:4711', args: { to, subject: 'Your refund' } });
+      const d = onCli(p);
+      assert.ok(!d.reasons.includes('exfiltration.bulk_message'), `${to}: ${d.reasons.join(' ')}`);
+      assert.deepEqual([d.outcome, d.tier], [onCli(p, 5).outcome, onCli(p, 5).tier], to);
+    }
+    assert.ok(onCli(call('mcp__gmail__send_email', { to: 'customers@acme.example', subject: 'news', body: 'x' })).reasons.includes('exfiltration.bulk_message'));
+  });
 });
 
 describe('rules 6: infrastructure destroyed without review', () => {
