@@ -67,7 +67,7 @@ export async function driveCommand(options: { home?: string; proposals: number; 
   const fmt = (counts: Record<string, number>): string => Object.entries(counts).sort().map(([k, v]) => `${k}=${v}`).join(' ') || 'none';
   process.stdout.write(
     [
-      `proposals: ${summary.proposals}; human approvals ${summary.approvals}, denials ${summary.denials}`,
+      `proposals: ${summary.proposals}; human approvals ${summary.approvals}, denials ${summary.denials}${summary.lateAnswers > 0 ? `, answers refused as late (STALE_APPROVAL: the request had closed) ${summary.lateAnswers}` : ''}`,
       `final decisions: ${fmt(summary.outcomes)}`,
       `by reason code: ${fmt(summary.codes)}`,
       '',

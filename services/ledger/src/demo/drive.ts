@@ -1,4 +1,5 @@
 import { LedgerClient, installationOf } from '@agent-ledger/client';
+import { LedgerError, ReasonCode } from '@agent-ledger/refusals';
 import type { BodyOf, Signer } from '@agent-ledger/core';
 import { apiCaFile, type LedgerHome } from '../home.js';
 import { apiFetch, readFetch } from '../api-fetch.js';
@@ -12,6 +13,24 @@ export interface DriveSummary {
   readonly codes: Record<string, number>;
   readonly approvals: number;
   readonly denials: number;
+  /** Answers refused with STALE_APPROVAL because their request closed first (a deadline that passed, a proposal already settled). */
+  readonly lateAnswers: number;
+}
+
+/**
+ * Submits an approver's answer; false when the API refuses it because the
+ * request closed in the meantime (STALE_APPROVAL: its deadline passed, or the
+ * proposal was settled by an earlier answer). That race is the ledger doing
+ * its job, not a failed drive; any other failure is thrown.
+ */
+async function answerUnlessClosed(approver: LedgerClient, body: BodyOf<'human.response'>): Promise<boolean> {
+  try {
+    await approver.submit(approver.sign('human.response', body));
+    return true;
+  } catch (err) {
+    if (err instanceof LedgerError && err.code === ReasonCode.STALE_APPROVAL) return false;
+    throw err;
+  }
 }
 
 /** Reads JSON from the API with `read` (a fetch that signs as an admin). */
@@ -86,6 +105,8 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
   const codes: Record<string, number> = {};
   let approvals = 0;
   let denials = 0;
+  /** Answers the API refused because their request had closed in the meantime (its deadline passed, or the proposal was settled). */
+  let lateAnswers = 0;
   const agents = new Map<string, LedgerClient>();
   const agentClient = (principal: string): LedgerClient => {
     let c = agents.get(principal);
@@ -127,12 +148,13 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
             if (item !== undefined) {
               const approver = approvers[Math.floor(random() * approvers.length)] as LedgerClient;
               const approverBody = { agentId: scenario.agent, proposal, request: item.requestHash, answer: answer as 'approve' | 'deny', assurance: 'self_signed' as const, platformIdentity: null };
-              await approver.submit(approver.sign('human.response', approverBody));
-              if (scenario.tier === 4 && answer === 'approve') {
+              const counted = await answerUnlessClosed(approver, approverBody);
+              if (counted && scenario.tier === 4 && answer === 'approve') {
                 const second = approvers.find((a) => a !== approver) as LedgerClient;
-                await second.submit(second.sign('human.response', approverBody));
+                if (!(await answerUnlessClosed(second, approverBody))) lateAnswers += 1;
               }
-              if (answer === 'approve') approvals += 1;
+              if (!counted) lateAnswers += 1;
+              else if (answer === 'approve') approvals += 1;
               else denials += 1;
               answered = true;
             }
@@ -145,5 +167,5 @@ export async function drive(home: LedgerHome, options: { proposals: number; seed
   await Promise.all(waits);
   log(`paper trail of ${grantId} (ledger grants trail ${grantId}):`);
   for (const line of formatGrantTrail(await fetchGrantTrail(baseUrl, grantId, home.key('admin-alice')))) log(`  ${line}`);
-  return { proposals: options.proposals, outcomes, codes, approvals, denials };
+  return { proposals: options.proposals, outcomes, codes, approvals, denials, lateAnswers };
 }
