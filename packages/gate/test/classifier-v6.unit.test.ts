@@ -8,57 +8,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { COMMAND_RULES, LATEST_RULES_VERSION, RULES_VERSIONS, decide, initialState, type GateDecision, type Proposal } from '../src/index.js';
 import { NOW, proposal } from './support.js';
+import { call, versionChecks } from './version-checks.js';
 
-const state = initialState();
-
-function call(tool: string, args: Record<string, unknown>): Proposal {
-  return proposal({ tool, actionType: 'tool.call', targetResource: 'workspace/repo', args });
-}
-
-function onCli(p: Proposal, rulesVersion: 5 | 6 = 6): GateDecision {
-  return decide({ now: NOW, channel: 'cli', context: { environment: 'development' }, proposal: p }, state, { rulesVersion });
-}
-
-/** Each call is not allowed under version 6 with `rule` among its reasons; under version 5 it was allowed. */
-function newlyHeldCalls(title: string, rule: string, calls: readonly Proposal[]): void {
-  for (const p of calls) {
-    test(`${title}: ${JSON.stringify(p.args).slice(0, 140)}`, () => {
-      const d = onCli(p);
-      assert.notEqual(d.outcome, 'allow', d.reasons.join(' '));
-      assert.ok(d.reasons.includes(rule), d.reasons.join(' '));
-      assert.equal(onCli(p, 5).outcome, 'allow', 'version 5 (frozen) decides as it did');
-    });
-  }
-}
-
-/** Each call is not allowed under version 6 with `rule` among its reasons (version 5 held it for other reasons, without naming the rule). */
-function heldWith(title: string, rule: string, calls: readonly Proposal[]): void {
-  for (const p of calls) {
-    test(`${title}: ${JSON.stringify(p.args).slice(0, 140)}`, () => {
-      const d = onCli(p);
-      assert.notEqual(d.outcome, 'allow', d.reasons.join(' '));
-      assert.ok(d.reasons.includes(rule), d.reasons.join(' '));
-      assert.ok(!onCli(p, 5).reasons.includes(rule), 'version 5 (frozen) does not name the rule');
-    });
-  }
-}
-
-function newlyHeld(title: string, rule: string, commands: readonly string[]): void {
-  newlyHeldCalls(title, rule, commands.map((command) => call('Bash', { command })));
-}
-
-function allowedCalls(title: string, calls: readonly Proposal[]): void {
-  test(title, () => {
-    for (const p of calls) {
-      const d = onCli(p);
-      assert.equal(d.outcome, 'allow', `${JSON.stringify(p.args)}: ${d.reasons.join(' ')}`);
-    }
-  });
-}
-
-function allowed(title: string, commands: readonly string[]): void {
-  allowedCalls(title, commands.map((command) => call('Bash', { command })));
-}
+const { onCli, newlyHeldCalls, heldWith, newlyHeld, allowedCalls, allowed } = versionChecks(6, 5);
 
 test('version 6 is the latest, and its rules come after version 5\'s in COMMAND_RULES', () => {
   assert.equal(LATEST_RULES_VERSION, 6);

@@ -19,7 +19,8 @@ test('LEDGER_LOG_LEVEL picks the kafkajs level; error when unset or unknown', (t
   assert.equal(kafkaLogLevel('__proto__'), logLevel.ERROR);
 });
 
-function captured(level: logLevel, entries: LogEntry[]): string[] {
+/** What `work` writes to stderr, line by line (stderr itself untouched). */
+function stderrOf(work: () => void): string[] {
   const lines: string[] = [];
   const write = process.stderr.write.bind(process.stderr);
   process.stderr.write = ((chunk: string) => {
@@ -27,12 +28,18 @@ function captured(level: logLevel, entries: LogEntry[]): string[] {
     return true;
   }) as typeof process.stderr.write;
   try {
-    const log = ledgerLogCreator()(level);
-    for (const entry of entries) log(entry);
+    work();
   } finally {
     process.stderr.write = write;
   }
   return lines;
+}
+
+function captured(level: logLevel, entries: LogEntry[]): string[] {
+  return stderrOf(() => {
+    const log = ledgerLogCreator()(level);
+    for (const entry of entries) log(entry);
+  });
 }
 
 const entry = (namespace: string, level: logLevel, message: string, fields: Record<string, unknown> = { extra: 1 }): LogEntry => ({
@@ -148,17 +155,7 @@ test('a subscription without onError is still heard: its reports go to the sink 
   // Said whatever kafkajs's own level filters: these are the ledger's reports, not kafkajs entries.
   subscriptionReporter(logLevel.NOTHING, sinkFor)('g', { code: 'UNAVAILABLE', message: 'm' }, true);
   assert.equal(calls.length, 2, 'level nothing keeps quiet');
-  const lines: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string) => {
-    lines.push(chunk);
-    return true;
-  }) as typeof process.stderr.write;
-  try {
-    subscriptionReporter(logLevel.ERROR)('g', { code: 'INTERNAL', message: 'batch handler failed' }, false);
-  } finally {
-    process.stderr.write = write;
-  }
+  const lines = stderrOf(() => subscriptionReporter(logLevel.ERROR)('g', { code: 'INTERNAL', message: 'batch handler failed' }, false));
   const line = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
   assert.deepEqual({ ...line, time: typeof line.time }, { time: 'string', level: 'warn', source: 'ledger.subscription', message: 'batch handler failed', groupId: 'g', code: 'INTERNAL', stopped: false });
 });
