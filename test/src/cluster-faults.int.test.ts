@@ -30,8 +30,8 @@ const PAUSE_MS = 15_000;
  * that stops fetching without a word, replaced by the subscription's stall
  * watch; a send that resolves without writing one of its partitions, checked
  * and aborted by the writer), and a startup race on a fresh cluster (a node
- * not yet knowing a topic being made, now retried). Run alone it passed 8 of
- * 9 runs with a busy core beside it; run inside the int tier, with other files
+ * not yet knowing a topic being made, now retried). Run alone it passed 9 of
+ * 10 runs with a busy core beside it; run inside the int tier, with other files
  * beside it, it has failed twice: once proposals admitted and never decided,
  * once the API refusing for minutes because a statement it accepted was never
  * seen sequenced, both after consumers were replaced and went on reading
