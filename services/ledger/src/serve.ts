@@ -313,24 +313,27 @@ export async function serve(
     });
     // Events judged before genesis is folded would all be refused: wait for it.
     await follower.waitFor(1, 120_000);
-    // A step of a sequencer's serialised work that takes this long is logged (again every such period while it lasts).
+    // A step of a sequencer's serialised work that takes this long is logged (again every such period while it lasts);
+    // a checkpoint that keeps failing (the broker down) is said when it first fails, then as often with a count, and once when it ticks again.
     const slowStepMs = 30_000;
-    const slowLogged = new Map<number, number>();
-    // A checkpoint that keeps failing (the broker down) is said when it first fails, then at most every slowStepMs with a count, and once when it seals again.
-    const checkpointFailures = new Map<number, { count: number; loggedAt: number }>();
+    const saidAt = new Map<string, number>();
+    const mayLog = (what: string): boolean => {
+      if (Date.now() - (saidAt.get(what) ?? 0) < slowStepMs) return false;
+      saidAt.set(what, Date.now());
+      return true;
+    };
+    const failedTicks = new Map<number, number>();
     const ticker = setInterval(() => {
       for (const s of sequencers) {
         const busy = s.busy(slowStepMs);
-        if (busy !== undefined && Date.now() - (slowLogged.get(s.partition) ?? 0) >= slowStepMs) {
-          slowLogged.set(s.partition, Date.now());
-          log(`sequencer ${s.partition}: ${busy.step} for ${Math.round(busy.forMs / 1000)} s`);
-        }
+        if (busy !== undefined && mayLog(`slow:${s.partition}`)) log(`sequencer ${s.partition}: ${busy.step} for ${Math.round(busy.forMs / 1000)} s`);
         void s.tick().then(
           () => {
-            const failed = checkpointFailures.get(s.partition);
+            const failed = failedTicks.get(s.partition);
             if (failed === undefined) return;
-            checkpointFailures.delete(s.partition);
-            log(`checkpoint on ${s.partition}: ticking again after ${failed.count} failed ticks`);
+            failedTicks.delete(s.partition);
+            saidAt.delete(`checkpoint:${s.partition}`);
+            log(`checkpoint on ${s.partition}: ticking again after ${failed} failed ticks`);
           },
           (err: unknown) => {
             if (err instanceof WriterFencedError) {
@@ -339,13 +342,9 @@ export async function serve(
               return;
             }
             operationalErrors.inc({ role: 'sequencer', code: (err as { code?: string }).code ?? 'INTERNAL' });
-            const failed = checkpointFailures.get(s.partition) ?? { count: 0, loggedAt: 0 };
-            failed.count += 1;
-            checkpointFailures.set(s.partition, failed);
-            if (Date.now() - failed.loggedAt >= slowStepMs) {
-              failed.loggedAt = Date.now();
-              log(`checkpoint on ${s.partition} failed (${failed.count} failed ticks in a row; retried every tick): ${(err as Error).message}`);
-            }
+            const failed = (failedTicks.get(s.partition) ?? 0) + 1;
+            failedTicks.set(s.partition, failed);
+            if (mayLog(`checkpoint:${s.partition}`)) log(`checkpoint on ${s.partition} failed (${failed} failed ticks in a row; retried every tick): ${(err as Error).message}`);
           },
         );
       }
