@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthorityState, ReplayWindow, createStatement, nodeEd25519, partitionOf, signStatement, type Signer } from '@agent-ledger/core';
+import { AuthorityState, ReplayWindow, canonicalJson, createStatement, nodeEd25519, partitionOf, signStatement, type Signer } from '@agent-ledger/core';
 import { admit, newSigner, SignaturePool, signatureVerdict } from '@agent-ledger/ledger';
 
 // The sequencer checks intake signatures on worker threads; admission with a
@@ -71,4 +71,25 @@ test('a verdict only stands in for the signature check: keys, roles and authorsh
   // A verdict naming other signers than the record's author cannot make the record the agent's.
   const claimed = admit(raw, partition, 2, registry(), 1, new ReplayWindow(300_000), Date.now(), { signers: [agent.keyId] });
   assert.equal(claimed.kind === 'rejected' ? claimed.code : claimed.kind, 'INVALID_SIGNATURE');
+});
+
+test("a verdict bound to a canonical statement (the gate's inline signature) stands only for that statement by those keys", () => {
+  const raw = proposal(7);
+  const envelope = JSON.parse(Buffer.from(raw).toString()) as { statement: Parameters<typeof canonicalJson>[0]; signatures: { keyId: string; sig: string }[] };
+  const partition = partitionOf(envelope.statement as never, 2);
+  const canonical = canonicalJson(envelope.statement);
+  const codeOf = (r: ReturnType<typeof admit>): string => (r.kind === 'rejected' ? r.code : r.kind);
+  const admitWith = (bytes: Uint8Array, verdict: Parameters<typeof admit>[7]): string => codeOf(admit(bytes, partition, 2, registry(), 1, new ReplayWindow(300_000), Date.now(), verdict));
+  assert.equal(admitWith(raw, { signers: [agent.keyId], canonical }), 'admitted');
+  // The signature bytes broken: a vouch for exactly this statement and key is what stands in for the check...
+  const broken = { ...envelope, signatures: [{ keyId: agent.keyId, sig: Buffer.alloc(64, 7).toString('base64') }] };
+  const brokenRaw = Buffer.from(JSON.stringify(broken));
+  assert.equal(admitWith(brokenRaw, { signers: [agent.keyId], canonical }), 'admitted', 'the vouch replaces the check');
+  assert.equal(admitWith(brokenRaw, undefined), 'INVALID_SIGNATURE');
+  // ...but a statement that differs from the vouched one, or other keys, are checked as usual.
+  const changed = JSON.parse(JSON.stringify(broken)) as typeof broken & { statement: { body: { args: { amountUsd: number } } } };
+  changed.statement.body.args.amountUsd = 1_000_000;
+  assert.equal(admitWith(Buffer.from(JSON.stringify(changed)), { signers: [agent.keyId], canonical }), 'INVALID_SIGNATURE');
+  assert.equal(admitWith(brokenRaw, { signers: [stranger.keyId], canonical }), 'INVALID_SIGNATURE');
+  assert.equal(admitWith(brokenRaw, { signers: [agent.keyId, stranger.keyId], canonical }), 'INVALID_SIGNATURE');
 });

@@ -46,6 +46,7 @@ export {
   statementHash,
   createStatement,
   signStatement,
+  signCanonicalStatement,
   verifyEnvelopeSignatures,
   keyIdOf,
 } from './statement.js';

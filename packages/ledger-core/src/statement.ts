@@ -58,7 +58,17 @@ export function signStatement<T extends StatementType>(
   signers: readonly Signer[],
   ed25519: Ed25519Backend,
 ): Envelope<T> {
-  const message = signingMessage(canonicalJson(statement));
+  return signCanonicalStatement(statement, canonicalJson(statement), signers, ed25519);
+}
+
+/** {@link signStatement} for a caller that already holds `canonical`, the statement's canonical JSON (JCS). */
+export function signCanonicalStatement<T extends StatementType>(
+  statement: Statement<T>,
+  canonical: string,
+  signers: readonly Signer[],
+  ed25519: Ed25519Backend,
+): Envelope<T> {
+  const message = signingMessage(canonical);
   return {
     statement,
     signatures: signers.map((s) => ({ keyId: s.keyId, sig: toBase64(ed25519.sign(s.seed, message)) })),

@@ -1,8 +1,11 @@
 import {
   EntrySchema,
+  canonicalJson,
   createStatement,
+  keyIdOf,
   nodeEd25519,
   parseStrictJson,
+  signCanonicalStatement,
   signStatement,
   statementHash,
   type Entry,
@@ -36,7 +39,7 @@ import { RulesScreener, isLocalScreener, type Screener } from '@agent-ledger/scr
 import type { AuthorityFollower } from '../authority-follower.js';
 import { ledgerPartitionOf, type TopicNames } from '../topics.js';
 import { WINDOW_MARGIN_MS, openProposalsStart } from '../sequencer/checkpoint-record.js';
-import { INLINE_FIRST_DECISION, INLINE_HEADER, type FirstDecider } from '../sequencer/inline-decision.js';
+import { INLINE_FIRST_DECISION, INLINE_HEADER, type FirstDecider, type InlineStatement } from '../sequencer/inline-decision.js';
 import { firstDecisionStep, screenedFirstDecision } from './first-decision.js';
 import {
   RejectionWatch,
@@ -141,6 +144,8 @@ export class GateWorker implements FirstDecider {
   readonly #rules: RulesSpec;
   readonly #confirmation: ConfirmationSettings;
   readonly #fatigue: FatigueSettings;
+  /** Whether the gate's key id is the key derived from its seed: then what it signs inline is vouched for ({@link InlineStatement}). */
+  readonly #keyIdOwn: boolean;
   /** Proposal-life state per events partition (ledger partition number). */
   readonly #lives = new Map<number, LifeState>();
   readonly #writers = new Map<number, { writer: TransactionalWriter; committer: ChunkedCommitter }>();
@@ -167,6 +172,7 @@ export class GateWorker implements FirstDecider {
       channels: settings.channels ?? DEFAULT_CONFIRMATION.channels,
     };
     this.#fatigue = { ...DEFAULT_FATIGUE, ...settings.fatigue };
+    this.#keyIdOwn = keyIdOf(settings.gate.seed, nodeEd25519) === settings.gate.keyId;
     follower.onEntry((entry, hash) => {
       this.#gateState = this.#authorityFold.evolve(this.#gateState, { statement: entry.envelope.statement, index: entry.index, statementHash: hash, sequencedAt: Date.parse(entry.sequencedAt) });
     });
@@ -469,7 +475,7 @@ export class GateWorker implements FirstDecider {
    * proposal's authority index, or deciding throws: the worker decides it
    * when it reads the proposal, as in a split deployment.
    */
-  decideAlone(waiting: WaitingProposal, life: LifeState, nowMs: number): readonly Envelope[] | undefined {
+  decideAlone(waiting: WaitingProposal, life: LifeState, nowMs: number): readonly InlineStatement[] | undefined {
     if (this.#follower.current().size < waiting.authorityIndex) return undefined;
     let groups: readonly SaidGroup[];
     try {
@@ -484,7 +490,15 @@ export class GateWorker implements FirstDecider {
     }
     if (groups.length === 0) return undefined;
     const signer = this.#settings.gate;
-    return groups.flatMap((group) => group.statements.map((said) => signStatement(createStatement(said.type, said.body, signer, new Date(nowMs)), [signer], nodeEd25519)));
+    const vouched = this.#keyIdOwn;
+    return groups.flatMap((group) =>
+      group.statements.map((said) => {
+        const statement = createStatement(said.type, said.body, signer, new Date(nowMs));
+        const canonical = canonicalJson(statement);
+        const envelope = signCanonicalStatement(statement, canonical, [signer], nodeEd25519);
+        return vouched ? { envelope, canonical } : { envelope };
+      }),
+    );
   }
 
   /** Counts a committed group by what it settles. */

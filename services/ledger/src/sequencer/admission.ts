@@ -42,6 +42,12 @@ function claimedAgent(value: unknown): string {
   return typeof agentId === 'string' && Principal.safeParse(agentId).success ? agentId : 'unknown';
 }
 
+/** Whether a signature verdict stands for this envelope: a worker's, or one made here over exactly this statement by exactly these keys. */
+function vouches(verdict: { readonly signers: readonly string[]; readonly canonical?: string }, envelope: Envelope, canonical: string): boolean {
+  if (verdict.canonical === undefined) return true;
+  return verdict.canonical === canonical && envelope.signatures.length === verdict.signers.length && envelope.signatures.every((s, i) => s.keyId === verdict.signers[i]);
+}
+
 /**
  * Admission of one intake record into ledger partition `partition`, judged
  * against the registry at authority index `authorityIndex` and the
@@ -82,7 +88,7 @@ export function admit(
     // A verdict computed on a worker thread from these same bytes stands in for the check.
     let signers: readonly string[];
     if (verdict === undefined || verdict === null) signers = verifyEnvelopeSignatures(envelope, canonical, nodeEd25519);
-    else if ('signers' in verdict) signers = verdict.signers;
+    else if ('signers' in verdict) signers = vouches(verdict, envelope, canonical) ? verdict.signers : verifyEnvelopeSignatures(envelope, canonical, nodeEd25519);
     else throw new LedgerError(verdict.code, verdict.message);
     const agentId = (statement.body as { agentId?: string }).agentId ?? null;
     checkRouting(statement.type, agentId, partition, eventPartitions);

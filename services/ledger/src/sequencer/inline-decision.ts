@@ -31,7 +31,20 @@ export interface FirstDecider {
    * authority index the proposal was sequenced against. `life` is the
    * partition's proposal-life state with the proposal folded.
    */
-  decideAlone(waiting: WaitingProposal, life: LifeState, nowMs: number): readonly Envelope[] | undefined;
+  decideAlone(waiting: WaitingProposal, life: LifeState, nowMs: number): readonly InlineStatement[] | undefined;
+}
+
+/** One statement of an inline first decision, as the gate signed it. */
+export interface InlineStatement {
+  readonly envelope: Envelope;
+  /**
+   * The canonical statement the gate signed, when its key id was derived
+   * from its seed in this process: admission of a record whose statement
+   * canonicalizes to the same string by the same key skips the signature
+   * check (a signature by a seed verifies under the key derived from it).
+   * Absent, the signature is checked as for any intake record.
+   */
+  readonly canonical?: string;
 }
 
 /**

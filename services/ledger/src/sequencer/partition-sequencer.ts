@@ -559,13 +559,14 @@ export class PartitionSequencer {
     const size = this.#registry().size;
     const citedAt = size > 0 ? history?.timeOf(size - 1) : undefined;
     if (history === undefined || history.size < size || (citedAt !== undefined && citedAt > now)) return [];
-    const envelopes = gate.decideAlone(waiting, this.#life, now);
-    if (envelopes === undefined) return [];
+    const statements = gate.decideAlone(waiting, this.#life, now);
+    if (statements === undefined) return [];
     const out: OutRecord[] = [];
-    for (const envelope of envelopes) {
+    for (const { envelope, canonical } of statements) {
       const raw = Buffer.from(JSON.stringify(envelope));
       const registry = this.#registry();
-      let result: Admitted | Rejected = admit(raw, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now);
+      const verdict = canonical === undefined ? undefined : { signers: envelope.signatures.map((s) => s.keyId), canonical };
+      let result: Admitted | Rejected = admit(raw, this.partition, this.#settings.eventPartitions, registry.state, registry.size, this.#ensureWindow(), now, verdict);
       let refusal: string | undefined;
       if (result.kind === 'admitted') {
         try {

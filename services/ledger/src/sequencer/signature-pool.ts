@@ -8,9 +8,13 @@ import { INTAKE_LIMITS } from './admission.js';
  * What checking one intake record's signatures found: the keys whose
  * signatures verified, the LedgerError that `verifyEnvelopeSignatures`
  * threw, or `null` when the record did not parse as an envelope (admission
- * refuses it on its own parse, with its own message).
+ * refuses it on its own parse, with its own message). A verdict with
+ * `canonical` is a signature made in this process over exactly that canonical
+ * statement, by seeds whose key ids were derived from them: it stands only
+ * for a record whose statement canonicalizes to the same string (otherwise
+ * the signatures are checked as usual).
  */
-export type SignatureVerdict = { readonly signers: readonly string[] } | { readonly code: ReasonCode; readonly message: string } | null;
+export type SignatureVerdict = { readonly signers: readonly string[]; readonly canonical?: string } | { readonly code: ReasonCode; readonly message: string } | null;
 
 /**
  * The verdict for one raw intake record, computed exactly as `admit` would:
