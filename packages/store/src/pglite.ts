@@ -33,7 +33,8 @@ class WorkerPglite implements PgliteSession {
   #dead: Error | undefined;
 
   constructor() {
-    this.#worker = new Worker(new URL('./pglite-worker.js', import.meta.url));
+    // None of the parent's node flags: some (--input-type, --eval's) make a worker with a file fail to start.
+    this.#worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { execArgv: [] });
     this.#worker.unref();
     this.#worker.on('message', (reply: PgliteReply) => {
       if ('notify' in reply) {
