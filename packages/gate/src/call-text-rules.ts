@@ -45,6 +45,16 @@ const Text = {
   transportTrust: 1 << 13,
   installSource: 1 << 14,
   startupWrite: 1 << 15,
+  /** The string is a URL to a host outside (not internal, loopback or private). */
+  externalUrl: 1 << 16,
+  /** The string is a credential or SSH path. */
+  credentialPath: 1 << 17,
+  /** The string is the home directory itself or a system root. */
+  homeRoot: 1 << 18,
+  /** The string is a dot tree right under home (`~/.config`). */
+  homeDot: 1 << 19,
+  /** The string is a null or random device (`/dev/null`). */
+  nullDevice: 1 << 20,
 } as const;
 
 /** Fetch-and-run: a download piped into a shell or interpreter (curl ... | sh, wget -O- | python). */
@@ -54,7 +64,7 @@ const REVERSE_SHELL = /\/dev\/(?:tcp|udp)\/|\b(?:nc|ncat|netcat)\b[^\n|;]{0,200}
 /** osascript, or AppleScript's own verbs for running or persisting (do shell script, System Events login items). */
 const OSASCRIPT = /(?:^|[\s;&|(`'"/])osascript\b|\bdo shell script\b|\bmake (?:new )?login item\b|\btell application "?system events"?[^\n]{0,200}\blogin item/;
 /** Editors run with commands (-c, +cmd, --cmd, -S file) or in ex mode: the head of a possible shell escape. */
-const EDITOR_WITH_COMMANDS = /(?:^|[\s;&|(`'"/])(?:n?vim?|gvim|rvim|vimdiff|ex|view|nvi|elvis)\s+(?:[^\n;|&]{0,512}?\s)?(?:-c\s*|--cmd\s*|\+|-s\s|-S\s)/;
+const EDITOR_WITH_COMMANDS = /(?:^|[\s;&|(`'"/])(?:n?vim?|gvim|rvim|vimdiff|ex|view|nvi|elvis)\s+(?:[^\n;|&]{0,512}?\s)??(?:-c\s*|--cmd\s*|\+|-s\s|-S\s)/;
 /** What makes an editor command a shell escape: `!cmd`, `:!cmd`, `system(`, `:terminal`, `:r !`, `:w !`, `call job_start`. */
 const EDITOR_ESCAPE = /(?:^|[\s'":|])(?:sil(?:ent)?!?\s*)?(?:[rw]\s*)?!\s*[^\s=]|\bsystem\s*\(|\bsystemlist\s*\(|(?:^|[\s'":|])(?:term(?:inal)?|!)\b|\bjob_?start\s*\(|\blua\s+os\.execute|\bpy(?:thon)?3?\s+import\s+os\b/;
 /** Operations that mint long-lived cloud credentials or give an identity administrator rights. */
@@ -221,8 +231,9 @@ function textBits(raw: string): number {
   if (namesPublicIp(lower)) bits |= Text.ipLiteral;
   if ((lower.indexOf('osascript') !== -1 || lower.indexOf('shell script') !== -1 || lower.indexOf('login item') !== -1) && OSASCRIPT.test(lower)) bits |= Text.osascript;
   if (lower.indexOf('vi') !== -1 || lower.indexOf('ex') !== -1) {
+    // Everything after the editor's first command option is read (the escape may be in any later one).
     const head = EDITOR_WITH_COMMANDS.exec(lower);
-    if (head !== null && EDITOR_ESCAPE.test(lower.slice(head.index + head[0].length - 1))) bits |= Text.editorEscape;
+    if (head !== null && EDITOR_ESCAPE.test(lower.slice(head.index + head[0].length - 1, head.index + head[0].length + 8192))) bits |= Text.editorEscape;
   }
   if (lower.indexOf('key') !== -1 || lower.indexOf('credential') !== -1 || lower.indexOf('profile') !== -1 || lower.indexOf('administratoraccess') !== -1 || lower.indexOf('policy') !== -1 || lower.indexOf('secret') !== -1) {
     if (KEY_CREATION.test(lower)) bits |= Text.keyCreation;
@@ -239,7 +250,25 @@ function textBits(raw: string): number {
   bits |= assignmentBits(lower);
   if ((lower.indexOf('>') !== -1 || lower.indexOf('tee') !== -1 || lower.indexOf('cp') !== -1 || lower.indexOf('ln') !== -1) && writesStartupFile(lower)) bits |= Text.startupWrite;
   if (lower.length < 2048 && INSTALL_SOURCE.test(lower.trim())) bits |= Text.installSource;
+  if (raw.length < 4096) bits |= valueFacts(raw.trim());
   return bits;
+}
+
+/** What a whole string value is: an outside URL, a credential path, a home or root target, a null device. */
+function valueFacts(trimmed: string): number {
+  if (/^(?:https?|ftp|wss?):\/\//i.test(trimmed)) {
+    const host = valueHost(trimmed.toLowerCase());
+    return host !== '' && !INTERNAL_HOST.test(host) ? Text.externalUrl : 0;
+  }
+  if (trimmed === '~' || trimmed === '/') return Text.homeRoot;
+  if (/\s/.test(trimmed) || !looksLikePath(trimmed)) return 0;
+  const target = targetBits(trimmed);
+  return (
+    ((pathFacts(trimmed).classes & (PathClass.credential | PathClass.ssh)) !== 0 ? Text.credentialPath : 0) |
+    ((target & 1) !== 0 ? Text.homeRoot : 0) |
+    ((target & 2) !== 0 ? Text.homeDot : 0) |
+    ((target & 4) !== 0 ? Text.nullDevice : 0)
+  );
 }
 const textMemo = new BoundedCache<number>(16_384, 4096);
 
@@ -278,13 +307,8 @@ const SENDING_TOOL_WORDS = /(?:^|_)(?:http|https|request|fetch|post|put|upload|s
 let budget = 0;
 let bits = 0;
 let writtenBits = 0;
-let deferred = false;
 let envPairName = '';
-let urls = 0;
-let credentialPath = false;
-let homeTarget = 0;
 let installFields = 0;
-const paths: string[] = [];
 
 /** A path-like string's facts for deletes and moves: 1 the home directory or a system root, 2 a dot-config tree or a home child, 4 a null device. */
 function targetBits(text: string): number {
@@ -296,56 +320,69 @@ function targetBits(text: string): number {
   return 0;
 }
 
-function visit(value: unknown, key: string, depth: number): void {
+/** What an argument name says, as bits (remembered per name: names repeat call after call). */
+const Key = { content: 1, variableName: 2, envObject: 4, podEscape: 8, variableValue: 16, watched: 32 } as const;
+function keyFactsOf(name: string): number {
+  const key = name.toLowerCase();
+  return (
+    (CONTENT_ARGUMENT.test(key) ? Key.content : 0) |
+    (VARIABLE_NAME_KEY.test(key) ? Key.variableName : 0) |
+    (ENV_OBJECT_KEY.test(key) ? Key.envObject : 0) |
+    (POD_ESCAPE_KEY.test(key) ? Key.podEscape : 0) |
+    (VARIABLE_VALUE_KEY.test(key) ? Key.variableValue : 0) |
+    (WATCHED_NAME.test(key) ? Key.watched : 0)
+  );
+}
+const keyFactsMemo = new BoundedCache<number>(4096, 128);
+
+/** The bits that say what a whole value is (not read from names or joined argv). */
+const VALUE_FACTS = Text.externalUrl | Text.credentialPath | Text.homeRoot | Text.homeDot | Text.nullDevice;
+
+function visit(value: unknown, key: number, depth: number): void {
   if (depth > 8 || --budget < 0) return;
   if (typeof value === 'string') {
     if (value.length === 0) return;
     const found = bitsOf(value);
     bits |= found;
-    if (CONTENT_ARGUMENT.test(key)) writtenBits |= found;
-    if (VARIABLE_NAME_KEY.test(key) && value.length < 64) envPairName = value.toLowerCase();
-    if (value.length < 4096) {
-      const trimmed = value.trim();
-      if (/^(?:https?|ftp|wss?):\/\//i.test(trimmed)) {
-        const host = valueHost(trimmed.toLowerCase());
-        if (host !== '' && !INTERNAL_HOST.test(host)) urls++;
-      } else if (!/\s/.test(trimmed) && looksLikePath(trimmed)) {
-        if ((pathFacts(trimmed).classes & (PathClass.credential | PathClass.ssh)) !== 0) credentialPath = true;
-        homeTarget |= targetBits(trimmed);
-        if (paths.length < 16) paths.push(trimmed);
-      } else if (trimmed === '~' || trimmed === '/') homeTarget |= 1;
-      if ((found & Text.installSource) !== 0) installFields++;
-    }
+    if ((key & Key.content) !== 0) writtenBits |= found;
+    if ((key & Key.variableName) !== 0 && value.length < 64) envPairName = value.toLowerCase();
+    if ((found & Text.installSource) !== 0) installFields++;
     return;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) visit(value[i], key, depth + 1);
+    // An argv given as an array is read as one line too (`["iam", "create-access-key"]`).
+    if (value.length > 1 && value.length <= 64 && value.every((v) => typeof v === 'string')) bits |= bitsOf((value as string[]).join(' ')) & ~(Text.installSource | VALUE_FACTS);
     return;
   }
+  if (value === true && (key & Key.podEscape) !== 0) bits |= Text.podEscape;
   if (typeof value === 'object' && value !== null) {
     const object = value as Record<string, unknown>;
-    const underEnv = ENV_OBJECT_KEY.test(key);
+    const underEnv = (key & Key.envObject) !== 0;
     const outerPair = envPairName;
     envPairName = '';
     for (const name in object) {
       if (!Object.hasOwn(object, name)) continue;
-      const lowerName = name.toLowerCase();
+      const facts = keyFactsMemo.get(name, keyFactsOf);
       const member = object[name];
-      // Argument names are read too: an `env` object's names with their values, and any name that is itself a command.
-      if (underEnv && typeof member === 'string' && WATCHED_NAME.test(lowerName)) bits |= environmentBits(lowerName, member.toLowerCase());
-      if (name.length > 8 && name.length < 4096) bits |= bitsOf(name) & ~Text.installSource;
-      visit(member, lowerName, depth + 1);
+      // Argument names are read too: an `env` object's names with their values, and any long name that is itself text.
+      if (underEnv && (facts & Key.watched) !== 0 && typeof member === 'string') bits |= environmentBits(name.toLowerCase(), member.toLowerCase());
+      if (name.length > 8 && name.length < 4096) bits |= bitsOf(name) & ~(Text.installSource | VALUE_FACTS);
+      visit(member, facts, depth + 1);
     }
     // A `{name: "LD_PRELOAD", value: "..."}` pair.
     if (envPairName !== '' && WATCHED_NAME.test(envPairName)) {
       for (const name in object) {
         const member = object[name];
-        if (Object.hasOwn(object, name) && typeof member === 'string' && VARIABLE_VALUE_KEY.test(name.toLowerCase())) bits |= environmentBits(envPairName, member.toLowerCase());
+        if (Object.hasOwn(object, name) && typeof member === 'string' && (keyFactsMemo.get(name, keyFactsOf) & Key.variableValue) !== 0) bits |= environmentBits(envPairName, member.toLowerCase());
       }
     }
     envPairName = outerPair;
   }
 }
+
+/** Pod spec fields that take the host when true (a manifest given as an object). */
+const POD_ESCAPE_KEY = /^(?:privileged|hostpid|hostipc|hostnetwork|host_pid|host_ipc|host_network)$/;
 
 /** Argument names of content a write or edit tool puts in a file. */
 const CONTENT_ARGUMENT = /^(?:content|contents|text|body|data|new_string|new_str|new_source|source|edits|insert_text|file_text|replacement|diff|patch|code|cell|lines)$/;
@@ -400,20 +437,19 @@ function namesUnknownRegistry(text: string): boolean {
 /**
  * Version 7: the findings of one call's text (every kind of tool). `kind`:
  * the tool registry's reading of the tool; `words`: the tool's name in word
- * form; `line`: the command line of an execution tool, if any.
+ * form. True when the text holds an editor's shell escape (its commands
+ * are then read by {@link editorEscapeCommands}).
  */
-export function callTextFindings(findings: Findings, kind: Kind, words: string, object: Record<string, unknown>): void {
+export function callTextFindings(findings: Findings, kind: Kind, words: string, object: Record<string, unknown>): boolean {
   budget = 1024;
   bits = 0;
   writtenBits = 0;
-  deferred = false;
   envPairName = '';
-  urls = 0;
-  credentialPath = false;
-  homeTarget = 0;
   installFields = 0;
-  paths.length = 0;
-  visit(object, '', 0);
+  visit(object, 0, 0);
+  const homeTarget = ((bits & Text.homeRoot) !== 0 ? 1 : 0) | ((bits & Text.homeDot) !== 0 ? 2 : 0);
+  const tool = toolFactsMemo.get(words, toolFactsOf);
+  let deferred = false;
   const writes = kind === 'write' || kind === 'edit';
   const reads = kind === 'read' || kind === 'list';
   const targets = writes ? namedPaths(object, PATH_ARGUMENT).map((p) => p.toLowerCase()) : [];
@@ -470,14 +506,14 @@ export function callTextFindings(findings: Findings, kind: Kind, words: string, 
   if ((kind === 'exec' || kind === 'unknown') && (bits & Text.startupWrite) !== 0) findings.add(R.shellStartup);
 
   // A credential file in a call that sends to a URL outside.
-  if (!reads && kind !== 'exec' && urls > 0 && credentialPath && (kind === 'fetch' || SENDING_TOOL_WORDS.test(words))) findings.add(R.upload);
+  if (!reads && kind !== 'exec' && (bits & Text.externalUrl) !== 0 && (bits & Text.credentialPath) !== 0 && (kind === 'fetch' || (tool & ToolWords.sending) !== 0)) findings.add(R.upload);
 
   // Deletes, cleanups, syncs and moves of the home directory, its dot trees, system roots; a whole project moved to a null device.
-  if (kind === 'delete' || kind === 'move' || (kind === 'unknown' && CLEANUP_WORDS.test(words))) {
+  if (kind === 'delete' || kind === 'move' || (kind === 'unknown' && (tool & ToolWords.cleanup) !== 0)) {
     const recursive = object.recursive === true || object.force === true || object.r === true || object.rf === true || object.recurse === true;
     if ((homeTarget & 1) !== 0) findings.add(recursive || kind === 'unknown' ? R.rootDelete : R.recursiveDelete);
     if ((homeTarget & 2) !== 0) findings.add(R.recursiveDelete);
-    if (kind === 'move' || (kind === 'unknown' && /(?:^|_)(?:move|mv|rename|sync|mirror|archive)(?:_|$)/.test(words))) {
+    if (kind === 'move' || (kind === 'unknown' && (tool & ToolWords.moves) !== 0)) {
       const destinations = namedPaths(object, DESTINATION_ARGUMENT);
       const sources = namedPaths(object, SOURCE_ARGUMENT);
       if (destinations.some((d) => (targetBits(d) & 4) !== 0)) findings.add(R.recursiveDelete);
@@ -486,9 +522,23 @@ export function callTextFindings(findings: Findings, kind: Kind, words: string, 
   }
 
   // An install from a URL or an archive given in a field of a dependency tool.
-  if (installFields > 0 && kind === 'unknown' && DEPENDENCY_WORDS.test(words)) findings.add(R.remoteInstall);
-  paths.length = 0;
+  if (installFields > 0 && kind === 'unknown' && (tool & ToolWords.dependency) !== 0) findings.add(R.remoteInstall);
+  return (bits & Text.editorEscape) !== 0;
 }
+
+/** What a tool's words say, as bits (remembered per tool). */
+const ToolWords = { cleanup: 1, moves: 2, dependency: 4, sending: 8 } as const;
+function toolFactsOf(words: string): number {
+  return (
+    (CLEANUP_WORDS.test(words) ? ToolWords.cleanup : 0) |
+    (MOVE_WORDS.test(words) ? ToolWords.moves : 0) |
+    (DEPENDENCY_WORDS.test(words) ? ToolWords.dependency : 0) |
+    (SENDING_TOOL_WORDS.test(words) ? ToolWords.sending : 0)
+  );
+}
+const toolFactsMemo = new BoundedCache<number>(65_536, 256);
+/** Words of tools that move, sync or archive what they name somewhere else. */
+const MOVE_WORDS = /(?:^|_)(?:move|mv|rename|sync|mirror|archive)(?:_|$)/;
 
 /** An editor's `-c`/`+`/`--cmd` argument that escapes to a shell: `'!cmd'`, `':silent !cmd'`, `':r !cmd'`; group 2 or 3 the command. */
 const EDITOR_COMMAND_ARGUMENT = /(?:^|\s)(?:-c|--cmd|\+)\s*(?:'\s*:?\s*(?:sil(?:ent)?!?\s*)?(?:[rw]\s*)?!([^'\n]{1,2048})'|"\s*:?\s*(?:sil(?:ent)?!?\s*)?(?:[rw]\s*)?!((?:[^"\\\n]|\\.){1,2048})")/g;

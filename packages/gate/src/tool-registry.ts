@@ -440,8 +440,7 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
   }
   // Version 7: what the call's text says on every surface (content that runs later, environment, sources, IP literals, ...).
   if (analysis.v7) {
-    callTextFindings(findings, kind, toolWordsMemo.get(tool, canonicalToolName), object);
-    for (const command of editorEscapeCommands(object)) findings.addAll(analyzeShell(command));
+    if (callTextFindings(findings, kind, toolWordsMemo.get(tool, canonicalToolName), object)) for (const command of editorEscapeCommands(object)) findings.addAll(analyzeShell(command));
   }
   // Nothing of the call is kept past it.
   visitFindings = NO_FINDINGS;
