@@ -73,6 +73,9 @@ const KEY_CREATION = /\bserviceaccounts\.keys\.create\b|\bservice-?accounts\s+ke
 const POD_ESCAPE = /["']?\b(?:privileged|hostpid|hostipc|hostnetwork)["']?\s*:\s*["']?true\b|\bhostpath["']?\s*:\s*\{?[^}]{0,80}?\bpath["']?\s*:\s*["']?(?:\/|\/etc|\/root|\/proc|\/sys|\/dev|\/var\/run(?:\/docker\.sock)?|\/run\/containerd[^\s"']*|\/var\/lib\/(?:kubelet|docker|containerd|etcd)|\/home)\/?["']?\s*(?:[,}\n]|$)|\bcapabilities["']?\s*:[^\n]{0,4}\n?[^\n]{0,80}?\badd["']?\s*:[^\]\n]{0,4}\n?[^\]]{0,60}?\b(?:sys_admin|sys_ptrace|sys_module|dac_read_search|all)\b/;
 /** Framework tasks that drop, reset or reload a database (its data is gone). */
 const DATABASE_DESTROY = /\b(?:rails|rake|bin\/rails|bin\/rake)\b[^\n;|&]{0,200}\bdb:(?:drop|reset|purge|schema:load|structure:load|truncate_all|migrate:reset)\b|\bdisable_database_environment_check=["']?(?:1|true)\b|\bprisma\s+migrate\s+reset\b|\bprisma\s+db\s+push\b[^\n;|&]{0,200}--(?:force-reset|accept-data-loss)\b|\bmanage\.py\s+(?:flush|reset_db|sqlflush|reset)\b|\b(?:django-admin|manage)\s+(?:flush|reset_db)\b|\bsequelize(?:-cli)?\s+db:drop\b|\btypeorm(?:-ts-node-\w+)?\s+schema:drop\b|\bknex\s+migrate:rollback\b[^\n;|&]{0,200}--all\b|\balembic\b[^\n;|&]{0,100}\bdowngrade\s+base\b|\bdrizzle-kit\s+drop\b|\bdropdatabase\s*\(|\bredis-cli\b[^\n;|&]{0,200}\bflush(?:all|db)\b|\bmix\s+ecto\.(?:drop|reset)\b|\bartisan\s+(?:migrate:fresh|migrate:reset|db:wipe)\b|\bflyway\b[^\n;|&]{0,200}\bclean\b|\bliquibase\b[^\n;|&]{0,200}\bdrop-all\b/;
+/** A destructive task named alone in a field (`{task: "db:drop", framework: "rails"}`). */
+const DATABASE_DESTROY_TASK = /^(?:db:(?:drop|reset|purge|schema:load|structure:load|wipe)(?::\w+)?|schema:drop|migrate:(?:reset|fresh)|flushall|flushdb|dropdatabase|ecto\.(?:drop|reset)|migrate\s+reset|downgrade\s+base)(?:\s|$)/;
+
 /** A production environment given to the command it prefixes. */
 const PRODUCTION_PREFIX = /(?:^|[\s;&|(])(?:export\s+)?(?:rails_env|rack_env|node_env|app_env|mix_env|django_env|flask_env|environment|stage|deploy_env)=["']?prod(?:uction)?\b/;
 /** Framework database and migration tasks (a production prefix on them raises their context). */
@@ -240,7 +243,7 @@ function textBits(raw: string): number {
   }
   if ((lower.indexOf('true') !== -1 || lower.indexOf('hostpath') !== -1 || lower.indexOf('capabilities') !== -1) && POD_ESCAPE.test(lower)) bits |= Text.podEscape;
   if (lower.indexOf('db') !== -1 || lower.indexOf('flush') !== -1 || lower.indexOf('drop') !== -1 || lower.indexOf('reset') !== -1 || lower.indexOf('downgrade') !== -1 || lower.indexOf('ecto') !== -1 || lower.indexOf('migrate') !== -1 || lower.indexOf('clean') !== -1) {
-    if (DATABASE_DESTROY.test(lower)) bits |= Text.databaseDestroy;
+    if (DATABASE_DESTROY.test(lower) || (lower.length < 256 && DATABASE_DESTROY_TASK.test(lower.trim()))) bits |= Text.databaseDestroy;
     if (DATABASE_TASK.test(lower)) bits |= Text.databaseTask;
   }
   if (lower.indexOf('prod') !== -1 && PRODUCTION_PREFIX.test(lower)) bits |= Text.productionPrefix;

@@ -185,6 +185,10 @@ describe('rules 7: framework database tasks that destroy data', () => {
     'php artisan migrate:fresh --seed',
     'npx prisma db push --accept-data-loss',
   ]);
+  newlyHeldCalls('the same tasks named in a structured call\'s fields', 'destructive.database', [
+    call('run_task', { framework: 'rails', task: 'db:reset' }),
+    call('mcp__laravel__artisan', { task: 'migrate:fresh', options: { seed: true } }),
+  ]);
   test('a production prefix raises a database task\'s context', () => {
     const d = onCli(call('Bash', { command: 'RACK_ENV=production bundle exec rake db:migrate' }));
     assert.ok(d.reasons.includes('context.production_command'), d.reasons.join(' '));
