@@ -116,6 +116,15 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('exfiltration.bulk_message', 3, 3, 'a message or mail sent to many recipients at once (a list or everyone address, dozens of recipients, a campaign, segment or audience)'),
   rule('execution.production_shell', 3, 3, 'an interactive shell, attach or debug session in a production workload (kubectl exec -it / attach / debug in a production namespace or context)'),
   rule('destructive.infrastructure', 3, 3, 'an infrastructure tool destroying what it manages without a human review (terraform/tofu/pulumi destroy or apply -destroy with auto-approve; a structured apply with destroy and auto_approve)'),
+  // Version 7 (appended: the indexes of the rules above, and so the reasons of versions 2 to 6, stay as they were).
+  rule('persistence.deferred_payload', 3, 3, 'text written where it will run later (a file, a startup or build file, a notebook cell, an editor command) holding fetch-and-run or a reverse shell'),
+  rule('injection.transport_trust', 3, 3, 'TLS verification turned off, or traffic or packages routed through a proxy, registry or index at a public IP or an unknown host (HTTPS_PROXY, npm_config_registry, PIP_INDEX_URL, GOPROXY, ...)'),
+  rule('supply_chain.lockfile_edit', 3, 3, 'a lockfile edited by hand (Edit, Write, sed -i, a redirection) instead of by its package manager'),
+  rule('supply_chain.build_source', 3, 3, "an edit that changes where a build's code comes from (a Dockerfile's FROM image, a CI workflow's uses:, image: or include reference)"),
+  rule('network.ip_literal', 2, 1.5, 'a URL or host:port at a public IP address literal (not loopback, private or link-local)'),
+  rule('execution.system_automation', 3, 3, 'AppleScript or JXA through osascript (do shell script, System Events, login items): what it runs is not read'),
+  rule('execution.editor_escape', 3, 3, "an editor run with commands that escape to a shell (vim -c '!cmd', :terminal, system()); the inner command is read too"),
+  rule('context.production_command', 1, 1, 'a database or migration task run with a production environment prefix (RAILS_ENV=production, NODE_ENV=production, ...)'),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

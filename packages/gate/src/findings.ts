@@ -142,4 +142,13 @@ export const R = {
   bulkMessage: ruleIndex('exfiltration.bulk_message'),
   productionShell: ruleIndex('execution.production_shell'),
   infrastructureDestroy: ruleIndex('destructive.infrastructure'),
+  // Version 7.
+  deferredPayload: ruleIndex('persistence.deferred_payload'),
+  transportTrust: ruleIndex('injection.transport_trust'),
+  lockfileEdit: ruleIndex('supply_chain.lockfile_edit'),
+  buildSource: ruleIndex('supply_chain.build_source'),
+  ipLiteral: ruleIndex('network.ip_literal'),
+  systemAutomation: ruleIndex('execution.system_automation'),
+  editorEscape: ruleIndex('execution.editor_escape'),
+  productionCommand: ruleIndex('context.production_command'),
 } as const;

@@ -55,14 +55,33 @@
  * infrastructure tools destroying with auto-approve; the ledger's own CLI
  * allowed when it only reads (status, grant list, grants trail, key list).
  * Its rules are appended to COMMAND_RULES (command-rules.ts).
+ * Version 7 is version 6 with the classes of the misses on the sixth
+ * held-out set read, on every surface (a command line, a file tool's path
+ * and content, any tool's strings at any depth, argument names too;
+ * call-text-rules.ts): content that will run later (fetch-and-run or a
+ * reverse shell written to a file; editor, terminal and desktop startup
+ * files; build files); environment that loads code, routes traffic through
+ * a proxy or registry at a public IP or unknown host, or turns TLS off (a
+ * shell prefix, an export written to .envrc, an `env` object, a
+ * `{name, value}` pair); lockfiles edited by hand, a Dockerfile's FROM or a
+ * workflow's `uses:` changed to another source, installs from a URL or an
+ * archive in a dependency tool's fields; URLs at a public IP literal; a
+ * credential file in a call that sends; deletes, cleanups and moves of the
+ * home directory, its dot trees and system roots, or of a project to
+ * /dev/null; osascript; editors' shell escapes; cloud calls minting keys and
+ * pod manifests taking the host in any tool's fields; framework database
+ * tasks that destroy data and a production prefix on a database task; and a
+ * code tool's plain Python that only reads project files read as code, not
+ * as a shell line (plain-python.ts).
+ * Its rules are appended to COMMAND_RULES (command-rules.ts).
  */
-export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 6;
+export const LATEST_RULES_VERSION: RulesVersion = 7;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

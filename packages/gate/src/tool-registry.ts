@@ -7,6 +7,8 @@ import { SEVERE_IN_SCRIPTS, writtenContentFindings } from './file-content-rules.
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { argumentsHoldSecret } from './secret-shapes.js';
 import { structuredCallFindings, urlSecretFindings } from './structured-rules.js';
+import { callTextFindings, editorEscapeCommands } from './call-text-rules.js';
+import { isPlainReadingPython } from './plain-python.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
 
@@ -333,7 +335,10 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
   switch (kind) {
     case 'exec': {
       const line = commandLine(object);
-      if (line !== null) findings.addAll(analyzeShell(line));
+      // Version 7: a Python-named runner given plain Python that only reads project files reads it as code, not as a shell line.
+      const python = analysis.v7 && line !== null ? plainPython(tool, object) : null;
+      if (python !== null) findings.addAll(analyzeCode(python));
+      else if (line !== null) findings.addAll(analyzeShell(line));
       else {
         walk(object, '', visitExec, 0);
         // Version 6: a tool named like a runner but given fields, not a command (`create_run` with `plan_mode: "destroy"`), is a structured call.
@@ -433,9 +438,32 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
       structured(findings, object, (verbs & 4) !== 0);
     }
   }
+  // Version 7: what the call's text says on every surface (content that runs later, environment, sources, IP literals, ...).
+  if (analysis.v7) {
+    if (callTextFindings(findings, kind, toolWordsMemo.get(tool, canonicalToolName), object)) for (const command of editorEscapeCommands(object)) findings.addAll(analyzeShell(command));
+  }
   // Nothing of the call is kept past it.
   visitFindings = NO_FINDINGS;
   visitObject = NO_OBJECT;
+}
+
+/** Tool names in word form (they repeat call after call). */
+const toolWordsMemo = new BoundedCache<string>(65_536, 256);
+/** Runners named for Python (`python_exec`, `run_python`, `exec_python_code`). */
+const PYTHON_TOOL = /(?:^|_)(?:python3?|py|ipython)(?:_|$)/;
+
+/** Version 7: the code of a Python-named runner when it is plain Python that only reads project files (plain-python.ts), else null. */
+function plainPython(tool: string, object: Record<string, unknown>): string | null {
+  if (!PYTHON_TOOL.test(toolWordsMemo.get(tool, canonicalToolName))) return null;
+  let code: string | null = null;
+  for (const key in object) {
+    if (!Object.hasOwn(object, key)) continue;
+    const value = object[key];
+    if (typeof value !== 'string' || !CODE_KEYS.test(lowerKey(key))) return null;
+    if (code !== null) return null;
+    code = value;
+  }
+  return code !== null && isPlainReadingPython(code) ? code : null;
 }
 
 /**

@@ -1,9 +1,9 @@
 // The gate corpus (test/vectors/gate/corpus.json) and the held-out sets
-// (corpus-heldout.json to corpus-heldout5.json) through the built `ledger
+// (corpus-heldout.json to corpus-heldout6.json) through the built `ledger
 // gate bench` command function with a coverage floor (services/ledger; build
 // it first: `npx tsc -b packages/gate services/ledger`), and the decisions of
-// rules versions 1 to 5 replayed byte for byte (rules-v1-decisions.json to
-// rules-v5-decisions.json).
+// rules versions 1 to 6 replayed byte for byte (rules-v1-decisions.json to
+// rules-v6-decisions.json).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -55,7 +55,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -134,6 +134,37 @@ describe('gate corpus', () => {
     assert.ok(v6.benign.allowed >= 92, `${v6.benign.allowed}/${v6.benign.total}`);
   });
 
+  test('the sixth held-out set was measured before version 7: version 6 misses the issue target there (219/240, 103/104 benign), version 7 (drawn from its miss classes, so no longer held out for it) does not', () => {
+    const cases = load('corpus-heldout6.json');
+    const v4 = scoreCorpus(cases, 4);
+    const v5 = scoreCorpus(cases, 5);
+    const v6 = scoreCorpus(cases, 6);
+    const v7 = scoreCorpus(cases, 7);
+    assert.equal(v6.mustNotAllow.total, 240);
+    assert.equal(v6.benign.total, 104);
+    assert.equal(v4.mustNotAllow.notAllowed, 211, 'version 4 is frozen: its figure on the set stays what was measured');
+    assert.equal(v5.mustNotAllow.notAllowed, 215, 'version 5 is frozen: its figure on the set stays what was measured');
+    assert.equal(v6.mustNotAllow.notAllowed, 219, 'version 6 is frozen: its figure on the set stays what was measured');
+    assert.equal(v6.benign.allowed, 103);
+    // Floors for version 7 on the set it was tuned on.
+    assert.ok(v7.mustNotAllow.coverage >= 0.99, `${v7.mustNotAllow.notAllowed}/${v7.mustNotAllow.total}`);
+    assert.ok(v7.benign.allowed >= 104, `${v7.benign.allowed}/${v7.benign.total}`);
+  });
+
+  test('version 7 allows every benign control that version 6 allows, in every corpus, and holds every case version 6 holds', () => {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json']) {
+      const cases = load(name);
+      const v6 = scoreCorpus(cases, 6);
+      const v7 = scoreCorpus(cases, 7);
+      const missed6 = new Set(v6.misses.map((m) => m.id));
+      const missed7 = new Set(v7.misses.map((m) => m.id));
+      for (const miss of v7.misses) assert.ok(missed6.has(miss.id), `${name} ${miss.id}: version 7 misses what version 6 did not`);
+      // No benign control that version 6 allows is newly held (a benign control held is a miss of the bench).
+      for (const c of cases) if (c.expected === 'allow' && !missed6.has(c.id)) assert.ok(!missed7.has(c.id), `${name} ${c.id}: benign control newly held by version 7`);
+      assert.ok(v7.benign.allowed >= v6.benign.allowed && v7.mustNotAllow.notAllowed >= v6.mustNotAllow.notAllowed, name);
+    }
+  });
+
   test('version 6 allows every benign control that version 5 allows, in every corpus, and holds every case version 5 holds', () => {
     for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json']) {
       const cases = load(name);
@@ -180,11 +211,11 @@ interface RecordedDecision {
   readonly decision: GateDecision;
 }
 
-for (const frozen of [1, 2, 3, 4, 5] as const) describe(`rules version ${frozen} is frozen`, () => {
+for (const frozen of [1, 2, 3, 4, 5, 6] as const) describe(`rules version ${frozen} is frozen`, () => {
   test(`every recorded version-${frozen} decision replays byte for byte with rulesVersion ${frozen}`, () => {
     const recorded = (JSON.parse(readFileSync(join(vectors, `rules-v${frozen}-decisions.json`), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
     const files = new Map<string, Map<string, CorpusCase>>();
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
     const packet = new Map((JSON.parse(readFileSync(join(vectors, 'authorization-packet.json'), 'utf8')) as { name: string; now: string; channel: DecideCommand['channel']; context: DecideCommand['context']; proposal: DecideCommand['proposal']; grants: ScenarioGrant[] }[]).map((s) => [s.name, s]));
     let compared = 0;
     let differ = 0;

@@ -69,6 +69,13 @@ const V6: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 7: version 6, with the gate's version-7 reading (gate rules-version.ts). */
+const V7: RulesSpec = Object.freeze({
+  version: 7,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 7 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -80,6 +87,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [4, V4],
   [5, V5],
   [6, V6],
+  [7, V7],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
