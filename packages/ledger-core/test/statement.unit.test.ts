@@ -56,7 +56,7 @@ test('the package index exports exactly the documented names', () => {
     'createStatement', 'entryHash', 'entryHashBytes', 'envelopeCanonical', 'envelopeHash', 'eventPartitionOf', 'formatCheckpoint',
     'formatTrailer', 'fromBase64', 'fromHex', 'generateSeed', 'grantInForce', 'headerOf', 'interiorHash', 'isPattern', 'keyIdOf', 'leafHash', 'matchesPattern', 'narrows', 'nobleEd25519',
     'nodeEd25519', 'noteKeyId', 'openNote', 'parseCheckpoint', 'parseStrictJson', 'parseStrictJsonBytes', 'parseTrailer', 'partitionOf',
-    'partitionOrigin', 'readLineBatches', 'rootFromLeafHashes', 'satisfiesAll', 'sequencerNoteSigner', 'sha256', 'sha256Hex', 'signCheckpoint', 'signNote',
+    'partitionOrigin', 'readLineBatches', 'rootFromLeafHashes', 'satisfiesAll', 'sequencerNoteSigner', 'sha256', 'sha256Hex', 'signCanonicalStatement', 'signCheckpoint', 'signNote',
     'signStatement', 'signingMessage', 'statementHash', 'toBase64', 'toHex', 'utf8', 'uuidv7', 'uuidv7Millis', 'verifierKeyString',
     'verifyConsistency', 'verifyEnvelopeSignatures', 'verifyInclusion',
   ]);
@@ -70,6 +70,7 @@ test('a signed statement verifies under both backends and names its own hash', (
   assert.equal(EnvelopeSchema.safeParse(envelope).success, true);
   assert.deepEqual(signStatement(statement, [agent], nobleEd25519), envelope, 'noble signs byte-identically');
   const canonical = canonicalJson(statement);
+  assert.deepEqual(core.signCanonicalStatement(statement, canonical, [agent], nodeEd25519), envelope, 'signing a canonical form held by the caller is the same signature');
   assert.deepEqual(verifyEnvelopeSignatures(envelope, canonical, nodeEd25519), [agent.keyId]);
   assert.deepEqual(verifyEnvelopeSignatures(envelope, canonical, nobleEd25519), [agent.keyId]);
   assert.equal(statementHash(statement), core.sha256Hex(canonical));
