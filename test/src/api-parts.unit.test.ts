@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HostAllowList, RateLimiter, StatementTracker, rateSettingsFrom } from '@agent-ledger/ledger';
+import { HostAllowList, PASSED_OVER_MARGIN_MS, RateLimiter, StatementTracker, rateSettingsFrom } from '@agent-ledger/ledger';
 
 test('Host allow-list: loopback names on the port the request came to, configured names, nothing else', () => {
   const hosts = new HostAllowList(['ledger.example.com', 'ops.example.com:8443', ' ']);
@@ -33,8 +33,8 @@ test('rate limiter: a burst, then the refill rate; principals apart; memory boun
 
 test('statement tracker: pending until its entry or its intake.rejected is seen; refusals by the API kept apart', () => {
   const tracker = new StatementTracker();
-  tracker.accepted('id-1', 'a'.repeat(64), 1000);
-  tracker.accepted('id-2', 'b'.repeat(64), 2000);
+  tracker.accepted('id-1', 'a'.repeat(64), 1000, 1);
+  tracker.accepted('id-2', 'b'.repeat(64), 2000, 2);
   assert.deepEqual(tracker.status('id-1'), { status: 'pending', acceptedAt: new Date(1000).toISOString() });
   assert.equal(tracker.oldestPendingMs(5000), 4000);
   tracker.admitted('id-1', 1, 7);
@@ -53,8 +53,27 @@ test('statement tracker: pending until its entry or its intake.rejected is seen;
   tracker.rejected('c'.repeat(64), 'REPLAY', 'x', 1, 9);
   assert.equal(tracker.status('other'), undefined);
   // A statement pending too long is dropped, so the backlog check cannot stick.
-  tracker.accepted('id-4', 'd'.repeat(64), 10_000);
+  tracker.accepted('id-4', 'd'.repeat(64), 10_000, 1);
   assert.equal(tracker.expire(10_000 + 601_000, 600_000), 1);
   assert.equal(tracker.pendingCount, 0);
   assert.equal(tracker.status('id-4'), undefined);
+});
+
+test('statement tracker: a statement passed over on its partition (one accepted well after it was sequenced first) stops holding the backlog check', () => {
+  const tracker = new StatementTracker();
+  const t0 = 1_000_000;
+  tracker.accepted('lost', 'a'.repeat(64), t0, 1);
+  tracker.accepted('other-partition', 'b'.repeat(64), t0 + 100, 2);
+  tracker.accepted('close-behind', 'c'.repeat(64), t0 + PASSED_OVER_MARGIN_MS - 500, 1);
+  tracker.accepted('later', 'd'.repeat(64), t0 + PASSED_OVER_MARGIN_MS - 1, 1);
+  // A statement accepted at about the same time may reach intake first: nothing is passed over.
+  assert.deepEqual(tracker.admitted('close-behind', 1, 5), [], 'within the margin of the pending one');
+  assert.equal(tracker.status('lost')?.status, 'pending');
+  assert.deepEqual(tracker.rejected('d'.repeat(64), 'REPLAY', 'x', 1, 6), [], 'a rejection counts as sequenced, and is still within the margin');
+  // One accepted well after it, on the same partition, was sequenced: the earlier one is not waiting any more.
+  tracker.accepted('much-later', 'e'.repeat(64), t0 + 2 * PASSED_OVER_MARGIN_MS, 1);
+  assert.deepEqual(tracker.admitted('much-later', 1, 7), ['lost']);
+  assert.equal(tracker.status('lost'), undefined, 'forgotten: its status is unknown');
+  assert.equal(tracker.status('other-partition')?.status, 'pending', 'another partition is not judged by this one');
+  assert.equal(tracker.oldestPendingMs(t0 + 60_000), 60_000 - 100);
 });

@@ -34,7 +34,7 @@ export { AuthorityFollower } from './authority-follower.js';
 export { HostAllowList } from './api/host-allow-list.js';
 export { RateLimiter, rateSettingsFrom } from './api/rate-limit.js';
 export type { RateSettings } from './api/rate-limit.js';
-export { StatementTracker } from './api/statement-status.js';
+export { PASSED_OVER_MARGIN_MS, StatementTracker } from './api/statement-status.js';
 export { READ_AUTH_SKEW_MS, READ_AUTH_WINDOW_MS, ReadAuthenticator } from './api/read-auth.js';
 export type { ReadAuthenticatorOptions, ReadKey, ReadNonceStore, Reader } from './api/read-auth.js';
 export { ChunkedTree } from './api/log-index.js';

@@ -180,13 +180,19 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
   deps.logIndex.onEntry((_partition, entry) => operatorMetrics.observe(entry));
   const tracker = new StatementTracker();
   new Gauge({ name: 'ledger_api_pending_statements', help: 'Statements this API accepted that the sequencer has not written yet', registers: [registry], collect() { this.set(tracker.pendingCount); } });
+  const passedOver = new Counter({ name: 'ledger_api_statements_passed_over_total', help: 'Accepted statements never seen sequenced although one accepted later on the same partition was (missed by the index, or lost before intake)', registers: [registry] });
   new Gauge({ name: 'ledger_api_oldest_pending_seconds', help: 'How long the oldest accepted, unsequenced statement has waited', registers: [registry], collect() { this.set(tracker.oldestPendingMs(Date.now()) / 1000); } });
   deps.logIndex.onEntry((partition, entry) => {
     const statement = entry.envelope.statement;
+    let passed: readonly string[] = [];
     if (statement.type === 'intake.rejected') {
       const body = statement.body as { code: string; detail: string; input: string };
-      if (isReasonCode(body.code)) tracker.rejected(body.input, body.code, body.detail, partition, entry.index);
-    } else tracker.admitted(statement.id, partition, entry.index);
+      if (isReasonCode(body.code)) passed = tracker.rejected(body.input, body.code, body.detail, partition, entry.index);
+    } else passed = tracker.admitted(statement.id, partition, entry.index);
+    if (passed.length > 0) {
+      passedOver.inc(passed.length);
+      log(`api: ${passed.length} accepted statement(s) on partition ${partition} were never seen sequenced, though one accepted later was (its entry ${entry.index}): missed by this API's index or lost before intake; no longer counted as waiting (${passed.slice(0, 3).join(', ')}${passed.length > 3 ? ', ...' : ''})`);
+    }
   });
   const rate = new RateLimiter(deps.rateLimit ?? DEFAULT_RATE_LIMIT);
   const recordBudget = new RateLimiter(deps.refusalRecordLimit ?? DEFAULT_REFUSAL_RECORD_LIMIT);
@@ -492,7 +498,7 @@ export async function buildApi(deps: ApiDeps): Promise<{ app: FastifyInstance; c
     }
     const partition = partitionOf(statement, deps.eventPartitions);
     const inputHash = createHash('sha256').update(raw).digest('hex');
-    tracker.accepted(statement.id, inputHash, now);
+    tracker.accepted(statement.id, inputHash, now, partition);
     rememberAuthor(statement.id, statement.author.principal);
     try {
       await deps.bus.publish([{ topic: deps.topics.intake, partition, key: (statement.body as { agentId?: string }).agentId ?? null, value: raw }]);

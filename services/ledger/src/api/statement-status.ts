@@ -18,7 +18,18 @@ export const MAX_OUTCOMES = 8_192;
 interface Pending {
   readonly acceptedAtMs: number;
   readonly inputHash: string;
+  /** The intake (and ledger) partition it was published to. */
+  readonly partition: number;
 }
+
+/**
+ * How much earlier than a statement seen sequenced another one on the same
+ * partition must have been accepted to count as passed over: concurrent
+ * publications may reach intake in another order than they were accepted.
+ */
+export const PASSED_OVER_MARGIN_MS = 5_000;
+/** Pending statements looked at per outcome when looking for passed-over ones (bounded work per entry read). */
+const PASSED_OVER_SCAN = 64;
 
 /**
  * The fate of every statement this API accepted or refused: pending until
@@ -34,9 +45,9 @@ export class StatementTracker {
   readonly #byInput = new Map<string, string>();
   readonly #outcomes = new Map<string, StatementStatus>();
 
-  /** Records a statement published to intake as `inputHash` (SHA-256 hex of the published bytes). */
-  accepted(id: string, inputHash: string, nowMs: number): void {
-    this.#pending.set(id, { acceptedAtMs: nowMs, inputHash });
+  /** Records a statement published to intake partition `partition` as `inputHash` (SHA-256 hex of the published bytes). */
+  accepted(id: string, inputHash: string, nowMs: number, partition: number): void {
+    this.#pending.set(id, { acceptedAtMs: nowMs, inputHash, partition });
     this.#byInput.set(inputHash, id);
   }
 
@@ -51,19 +62,45 @@ export class StatementTracker {
     return this.#pending.has(id) || (outcome !== undefined && outcome.status !== 'refused');
   }
 
-  /** An admitted entry carrying statement `id`. */
-  admitted(id: string, partition: number, index: number): void {
+  /**
+   * An admitted entry carrying statement `id`. Returns the statements passed
+   * over ({@link passedOver}), now forgotten.
+   */
+  admitted(id: string, partition: number, index: number): readonly string[] {
     const pending = this.#pending.get(id);
-    if (pending === undefined) return;
+    if (pending === undefined) return [];
     this.#resolve(id, pending, { status: 'admitted', partition, index });
+    return this.#passedOver(pending);
   }
 
-  /** An `intake.rejected` entry about the input with SHA-256 `inputHash`. */
-  rejected(inputHash: string, code: ReasonCode, detail: string, partition: number, index: number): void {
+  /** An `intake.rejected` entry about the input with SHA-256 `inputHash`; returns the statements passed over, as {@link admitted}. */
+  rejected(inputHash: string, code: ReasonCode, detail: string, partition: number, index: number): readonly string[] {
     const id = this.#byInput.get(inputHash);
     const pending = id === undefined ? undefined : this.#pending.get(id);
-    if (id === undefined || pending === undefined) return;
+    if (id === undefined || pending === undefined) return [];
     this.#resolve(id, pending, { status: 'rejected', code, detail, partition, index });
+    return this.#passedOver(pending);
+  }
+
+  /**
+   * The sequencer reads each intake partition in order: once a statement is
+   * seen sequenced, one accepted on the same partition well before it
+   * ({@link PASSED_OVER_MARGIN_MS}) and still pending is not waiting for the
+   * sequencer any more. Its entry was missed by this API's index, or its
+   * record never reached intake. Either way it must not hold the backlog
+   * check (which would refuse every statement until it expires): it is
+   * forgotten (status unknown, 404) and returned for the caller to report.
+   */
+  #passedOver(sequenced: Pending): string[] {
+    const before = sequenced.acceptedAtMs - PASSED_OVER_MARGIN_MS;
+    const passed: string[] = [];
+    let looked = 0;
+    for (const [id, pending] of this.#pending) {
+      if (pending.acceptedAtMs >= before || looked++ >= PASSED_OVER_SCAN) break;
+      if (pending.partition === sequenced.partition) passed.push(id);
+    }
+    for (const id of passed) this.forget(id);
+    return passed;
   }
 
   /** What is known about `id`, or undefined when this API never saw it (or forgot its outcome). */
