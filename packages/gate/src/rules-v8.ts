@@ -524,57 +524,79 @@ function shellWord(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
+/** Bit of the walk: an environment object sets LEDGER_*. */
+const LEDGER_ENV = 1 << 30;
 /** Walk state of one call (synchronous, never re-entered). */
 let budget = 0;
 let bits = 0;
 let share = 0;
 const Share = { anyone: 1, visibilityPublic: 2, publicFlag: 4, notPrivate: 8, approve: 16, admin: 32 } as const;
 
-function visit(value: unknown, key: string, depth: number, argvLines: string[]): void {
+/** What an argument name says, as bits (remembered per name: names repeat call after call). */
+const KeyFact = { shareType: 1, visibility: 2, publicFlag: 4, privateFlag: 8, reviewEvent: 16, admin: 32, argv: 64, env: 128 } as const;
+function keyFactsOf(name: string): number {
+  const key = name.toLowerCase();
+  return (
+    (SHARE_TYPE_KEY.test(key) ? KeyFact.shareType : 0) |
+    (VISIBILITY_KEY.test(key) ? KeyFact.visibility : 0) |
+    (PUBLIC_FLAG_KEY.test(key) ? KeyFact.publicFlag : 0) |
+    (PRIVATE_FLAG_KEY.test(key) ? KeyFact.privateFlag : 0) |
+    (REVIEW_EVENT_KEY.test(key) ? KeyFact.reviewEvent : 0) |
+    (/^(?:admin|bypass|bypass_?rules|bypass_?protections|override|force_?merge|admin_?merge)$/.test(key) ? KeyFact.admin : 0) |
+    (ARGV_KEY.test(key) ? KeyFact.argv : 0) |
+    (ENV_KEY.test(key) ? KeyFact.env : 0)
+  );
+}
+const keyFactsMemo = new BoundedCache<number>(4096, 128);
+/** Values that make a field public (lowercase, trimmed). */
+const VISIBILITY_PUBLIC = /^(?:public|public-read|public-read-write|authenticated-read|publicread|publicreadwrite|everyone|internet|anyone)$/;
+
+function visit(value: unknown, key: number, depth: number, argvLines: string[]): void {
   if (depth > 8 || --budget < 0) return;
   if (typeof value === 'string') {
     if (value.length === 0) return;
     bits |= bitsOf8(value);
-    if (key !== '' && value.length < 64) {
+    if ((key & (KeyFact.shareType | KeyFact.visibility | KeyFact.publicFlag | KeyFact.reviewEvent)) !== 0 && value.length < 64) {
       const v = value.toLowerCase().trim();
-      if (SHARE_TYPE_KEY.test(key) && ANYONE_VALUE.test(v)) share |= Share.anyone;
-      if (VISIBILITY_KEY.test(key) && /^(?:public|public-read|public-read-write|authenticated-read|publicread|publicreadwrite|everyone|internet|anyone)$/.test(v)) share |= Share.visibilityPublic;
-      if (PUBLIC_FLAG_KEY.test(key) && /^(?:true|yes|1|on)$/.test(v)) share |= Share.publicFlag;
-      if (REVIEW_EVENT_KEY.test(key) && /^(?:approve|approved|approval)$/.test(v)) share |= Share.approve;
+      if ((key & KeyFact.shareType) !== 0 && ANYONE_VALUE.test(v)) share |= Share.anyone;
+      if ((key & KeyFact.visibility) !== 0 && VISIBILITY_PUBLIC.test(v)) share |= Share.visibilityPublic;
+      if ((key & KeyFact.publicFlag) !== 0 && /^(?:true|yes|1|on)$/.test(v)) share |= Share.publicFlag;
+      if ((key & KeyFact.reviewEvent) !== 0 && /^(?:approve|approved|approval)$/.test(v)) share |= Share.approve;
     }
     return;
   }
   if (typeof value === 'boolean') {
-    if (value && PUBLIC_FLAG_KEY.test(key)) share |= Share.publicFlag;
-    if (!value && PRIVATE_FLAG_KEY.test(key)) share |= Share.notPrivate;
-    if (value && /^(?:admin|bypass|bypass_?rules|bypass_?protections|override|force_?merge|admin_?merge)$/.test(key)) share |= Share.admin;
+    if (value && (key & KeyFact.publicFlag) !== 0) share |= Share.publicFlag;
+    if (!value && (key & KeyFact.privateFlag) !== 0) share |= Share.notPrivate;
+    if (value && (key & KeyFact.admin) !== 0) share |= Share.admin;
     return;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length && i < 256; i++) visit(value[i], key, depth + 1, argvLines);
-    if (ARGV_KEY.test(key) && value.length >= 1 && value.length <= 64 && value.every((v) => typeof v === 'string') && argvLines.length < 4) argvLines.push((value as string[]).map(shellWord).join(' '));
+    if ((key & KeyFact.argv) !== 0 && value.length >= 1 && value.length <= 64 && argvLines.length < 4 && value.every((v) => typeof v === 'string')) argvLines.push((value as string[]).map(shellWord).join(' '));
     return;
   }
   if (typeof value === 'object' && value !== null) {
     const object = value as Record<string, unknown>;
     for (const name in object) {
       if (!Object.hasOwn(object, name)) continue;
-      const lowerName = name.toLowerCase();
-      // An environment object that sets the ledger's own variables overrides the ledger.
-      if (ENV_KEY.test(lowerName) && typeof object[name] === 'object' && object[name] !== null && !Array.isArray(object[name])) {
-        for (const variable in object[name] as Record<string, unknown>) if (/^ledger_/i.test(variable)) bits |= 1 << 30;
-      }
-      if (ENV_KEY.test(lowerName) && Array.isArray(object[name])) {
-        for (const item of (object[name] as unknown[]).slice(0, 64)) {
-          if (typeof item === 'string' && /^ledger_\w*=/i.test(item)) bits |= 1 << 30;
-          if (typeof item === 'object' && item !== null && typeof (item as Record<string, unknown>).name === 'string' && /^ledger_/i.test(String((item as Record<string, unknown>).name))) bits |= 1 << 30;
+      const facts = keyFactsMemo.get(name, keyFactsOf);
+      const member = object[name];
+      // An environment object (or list) that sets the ledger's own variables overrides the ledger.
+      if ((facts & KeyFact.env) !== 0 && typeof member === 'object' && member !== null) {
+        if (!Array.isArray(member)) {
+          for (const variable in member as Record<string, unknown>) if (/^ledger_/i.test(variable)) bits |= LEDGER_ENV;
+        } else {
+          for (const item of (member as unknown[]).slice(0, 64)) {
+            if (typeof item === 'string' && /^ledger_\w*=/i.test(item)) bits |= LEDGER_ENV;
+            if (typeof item === 'object' && item !== null && /^ledger_/i.test(String((item as Record<string, unknown>).name ?? ''))) bits |= LEDGER_ENV;
+          }
         }
       }
-      visit(object[name], lowerName, depth + 1, argvLines);
+      visit(member, facts, depth + 1, argvLines);
     }
   }
 }
-const LEDGER_ENV = 1 << 30;
 
 /** The package names and version of a structured install (gem_install {name, version}, add_dependency {package}). */
 function structuredPackages(object: Record<string, unknown>): [string[], string] {
@@ -596,6 +618,21 @@ function structuredPackages(object: Record<string, unknown>): [string[], string]
 /** Words of tools that install or add packages. */
 const INSTALL_WORDS = /(?:^|_)(?:install|installer|add|add_package|add_dependency|dependency|dependencies|require|pip|npm|yarn|pnpm|gem|cargo|poetry|uv|conda|pipx|bundle|composer)(?:_|$)/;
 
+/** What a tool's words say, as bits (remembered per tool). */
+const ToolFact = { runner: 1, changes: 2, reads: 4, shareable: 8, review: 16, merge: 32, install: 64 } as const;
+function toolFactsOf(words: string): number {
+  return (
+    (RUNNER_WORD.test(words) || CLI_WORD.test(words) ? ToolFact.runner : 0) |
+    (CHANGE_WORDS.test(words) ? ToolFact.changes : 0) |
+    (READ_WORDS.test(words) ? ToolFact.reads : 0) |
+    (/(?:^|_)(?:repo|repository|repositories|project|projects|channel|conversation|bucket|space|page|workspace|board|gist|site|visibility)(?:_|$)/.test(words) ? ToolFact.shareable : 0) |
+    (/(?:^|_)(?:review|reviews|pull_request_review|approve|approval|merge_request|pull_request|pr|mr)(?:_|$)/.test(words) ? ToolFact.review : 0) |
+    (/(?:^|_)merge(?:_|$)/.test(words) ? ToolFact.merge : 0) |
+    (INSTALL_WORDS.test(words) ? ToolFact.install : 0)
+  );
+}
+const toolFactsMemo = new BoundedCache<number>(65_536, 256);
+
 /**
  * Version 8: the findings of one call on every surface. `kind`: the tool
  * registry's reading; `words`: the tool name in word form; `analyzeShell`:
@@ -606,12 +643,13 @@ export function callFindingsV8(findings: Findings, kind: string, words: string, 
   bits = 0;
   share = 0;
   const argvLines: string[] = [];
-  visit(object, '', 0, argvLines);
+  visit(object, 0, 0, argvLines);
   const reads = kind === 'read' || kind === 'list';
   const writes = kind === 'write' || kind === 'edit';
+  const tool = toolFactsMemo.get(words, toolFactsOf);
 
   // An argv given as an array is the command it runs: its program from the first element, or the tool's CLI word.
-  if (kind !== 'write' && kind !== 'edit' && kind !== 'read' && kind !== 'list' && (RUNNER_WORD.test(words) || CLI_WORD.test(words) || kind === 'exec')) {
+  if (kind !== 'write' && kind !== 'edit' && kind !== 'read' && kind !== 'list' && ((tool & ToolFact.runner) !== 0 || kind === 'exec')) {
     const cli = CLI_WORD.exec(words)?.[1]?.replace(/_/g, '-');
     for (const line of argvLines) {
       const first = line.split(' ', 1)[0] ?? '';
@@ -649,15 +687,15 @@ export function callFindingsV8(findings: Findings, kind: string, words: string, 
 
   // Sharing and visibility: public or shared with anyone, by a tool that changes things.
   if (!reads && !writes) {
-    const changes = CHANGE_WORDS.test(words) || !READ_WORDS.test(words);
+    const changes = (tool & ToolFact.changes) !== 0 || (tool & ToolFact.reads) === 0;
     if (changes && (share & (Share.anyone | Share.visibilityPublic | Share.publicFlag)) !== 0) findings.add(R.publicExposure);
-    if (changes && (share & Share.notPrivate) !== 0 && /(?:^|_)(?:repo|repository|repositories|project|projects|channel|conversation|bucket|space|page|workspace|board|gist|site|visibility)(?:_|$)/.test(words)) findings.add(R.publicExposure);
+    if (changes && (share & Share.notPrivate) !== 0 && (tool & ToolFact.shareable) !== 0) findings.add(R.publicExposure);
     if ((bits & Text8.publicPolicy) !== 0 && /(?:allow)/i.test(JSON.stringify(object).slice(0, 65_536))) findings.add(R.publicExposure);
     // A review that approves (an agent approving a change it was asked to make), or a merge that bypasses protection.
-    if ((share & Share.approve) !== 0 && /(?:^|_)(?:review|reviews|pull_request_review|approve|approval|merge_request|pull_request|pr|mr)(?:_|$)/.test(words)) findings.add(R.repositoryAuthority);
-    if ((share & Share.admin) !== 0 && /(?:^|_)merge(?:_|$)/.test(words)) findings.add(R.repositoryAuthority);
+    if ((share & Share.approve) !== 0 && (tool & ToolFact.review) !== 0) findings.add(R.repositoryAuthority);
+    if ((share & Share.admin) !== 0 && (tool & ToolFact.merge) !== 0) findings.add(R.repositoryAuthority);
     // A structured install of a typosquat or a compromised release.
-    if (INSTALL_WORDS.test(words) && !READ_WORDS.test(words)) {
+    if ((tool & ToolFact.install) !== 0 && (tool & ToolFact.reads) === 0) {
       const [names, version] = structuredPackages(object);
       for (const name of names.slice(0, 32)) if (badPackage(name, version)) findings.add(R.typosquat);
     }
