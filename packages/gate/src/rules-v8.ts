@@ -60,7 +60,7 @@ const POPULAR_PYPI = [
   'attrs', 'httpx', 'aiohttp', 'selenium', 'scrapy', 'openai', 'anthropic', 'transformers', 'jellyfish', 'colorama', 'termcolor',
   'python-dotenv', 'docker', 'kubernetes', 'pyjwt', 'jwt', 'bcrypt', 'passlib', 'simplejson', 'ujson', 'protobuf', 'grpcio', 'pymongo',
   'dnspython', 'nltk', 'spacy', 'xgboost', 'lightgbm', 'plotly', 'dash', 'streamlit', 'jupyter', 'notebook', 'ipython', 'poetry', 'twine',
-  'ctx', 'discord.py', 'tweepy', 'pygame', 'arrow', 'pendulum', 'mock', 'coverage', 'sentry-sdk', 'openpyxl', 'xlrd', 'pyserial',
+  'ctx', 'pytorch', 'discord.py', 'tweepy', 'pygame', 'arrow', 'pendulum', 'mock', 'coverage', 'sentry-sdk', 'openpyxl', 'xlrd', 'pyserial',
 ];
 /** Popular gems and crates (fewer: their squats are rarer). */
 const POPULAR_OTHER = ['rails', 'rake', 'bundler', 'rspec', 'nokogiri', 'devise', 'puma', 'sidekiq', 'rest-client', 'httparty', 'faraday', 'serde', 'tokio', 'rand', 'clap', 'reqwest', 'strong_password', 'bootstrap-sass'];
@@ -85,7 +85,7 @@ const NOT_SQUATS: ReadonlySet<string> = new Set([
   'botocore', 'poetry', 'pip', 'pipx', 'uv', 'tox', 'nox', 'wheel', 'httpx', 'httpie', 'typer', 'dotenv', 'jsdom', 'zx', 'turbo', 'rake', 'rails',
   'rspec', 'puma', 'serde', 'tokio', 'rand', 'clap', 'prettier', 'eslint', 'vite', 'vitest', 'tslib', 'knex', 'nanoid', 'ramda', 'async-retry',
   'react-dnd', 'pymssql', 'mssql', 'tslint', 'dotenvx', 'attr', 'jinja', 'bpython', 'openapi', 'electrode', 'server', 'panda', 'cchardet',
-  'psycopg', 'unicorn', 'scapy', 'types', 'orjson', 'asyncio', 'expo', 'mongodb', 'pytest', 'pillow', 'celery', 'helmet', 'multer',
+  'psycopg', 'unicorn', 'scapy', 'enquirer', 'types', 'orjson', 'asyncio', 'expo', 'mongodb', 'pytest', 'pillow', 'celery', 'helmet', 'multer',
 ]);
 /** Known compromised releases: name to versions (exact). */
 const BAD_VERSIONS: ReadonlyMap<string, readonly string[]> = new Map([
@@ -619,7 +619,9 @@ function structuredPackages(object: Record<string, unknown>): [string[], string]
 const INSTALL_WORDS = /(?:^|_)(?:install|installer|add|add_package|add_dependency|dependency|dependencies|require|pip|npm|yarn|pnpm|gem|cargo|poetry|uv|conda|pipx|bundle|composer)(?:_|$)/;
 
 /** What a tool's words say, as bits (remembered per tool). */
-const ToolFact = { runner: 1, changes: 2, reads: 4, shareable: 8, review: 16, merge: 32, install: 64 } as const;
+const ToolFact = { runner: 1, changes: 2, reads: 4, shareable: 8, review: 16, merge: 32, install: 64, sharing: 128 } as const;
+/** Tools whose name says they share with anyone or outside (a public link, a channel shared externally, a page published to the web). */
+const SHARING_TOOL = /(?:^|_)(?:make_public|set_public|publish_to_web|share_to_web|publish_page|public_link|shared_link|share_link|create_share_link|invite_shared|share_externally|shared_channel|share_channel_externally|connect_external|convert_to_public|make_repo_public|unprivate)(?:_|$)/;
 function toolFactsOf(words: string): number {
   return (
     (RUNNER_WORD.test(words) || CLI_WORD.test(words) ? ToolFact.runner : 0) |
@@ -628,7 +630,8 @@ function toolFactsOf(words: string): number {
     (/(?:^|_)(?:repo|repository|repositories|project|projects|channel|conversation|bucket|space|page|workspace|board|gist|site|visibility)(?:_|$)/.test(words) ? ToolFact.shareable : 0) |
     (/(?:^|_)(?:review|reviews|pull_request_review|approve|approval|merge_request|pull_request|pr|mr)(?:_|$)/.test(words) ? ToolFact.review : 0) |
     (/(?:^|_)merge(?:_|$)/.test(words) ? ToolFact.merge : 0) |
-    (INSTALL_WORDS.test(words) ? ToolFact.install : 0)
+    (INSTALL_WORDS.test(words) ? ToolFact.install : 0) |
+    (SHARING_TOOL.test(words) ? ToolFact.sharing : 0)
   );
 }
 const toolFactsMemo = new BoundedCache<number>(65_536, 256);
@@ -690,6 +693,7 @@ export function callFindingsV8(findings: Findings, kind: string, words: string, 
     const changes = (tool & ToolFact.changes) !== 0 || (tool & ToolFact.reads) === 0;
     if (changes && (share & (Share.anyone | Share.visibilityPublic | Share.publicFlag)) !== 0) findings.add(R.publicExposure);
     if (changes && (share & Share.notPrivate) !== 0 && (tool & ToolFact.shareable) !== 0) findings.add(R.publicExposure);
+    if ((tool & ToolFact.sharing) !== 0 && (tool & ToolFact.reads) === 0) findings.add(R.publicExposure);
     if ((bits & Text8.publicPolicy) !== 0 && /(?:allow)/i.test(JSON.stringify(object).slice(0, 65_536))) findings.add(R.publicExposure);
     // A review that approves (an agent approving a change it was asked to make), or a merge that bypasses protection.
     if ((share & Share.approve) !== 0 && (tool & ToolFact.review) !== 0) findings.add(R.repositoryAuthority);

@@ -201,7 +201,14 @@ describe('rules 8: sharing and visibility', () => {
   heldWith('a permission for a whole domain (held before as repository authority)', 'exfiltration.public_exposure', [
     call('mcp__gdrive__create_permission', { file_id: 'f1', role: 'writer', type: 'domain', domain: 'example.com' }),
   ]);
+  newlyHeldCalls('tools whose name shares with anyone or outside', 'exfiltration.public_exposure', [
+    call('mcp__dropbox__create_shared_link', { path: '/finance/q3.xlsx' }),
+    call('mcp__slack__conversations_invite_shared', { channel: 'C1', emails: ['x@example.org'] }),
+    call('mcp__notion__publish_to_web', { page_id: 'p1' }),
+  ]);
   allowedCalls('reads and private settings stay allowed', [
+    call('mcp__dropbox__list_shared_links', {}),
+    call('mcp__dropbox__get_shared_link', { url: 'https://www.dropbox.com/s/abc' }),
     call('mcp__github__search_repositories', { query: 'ledger', visibility: 'public' }),
     call('mcp__gdrive__list_permissions', { file_id: 'f1' }),
     call('mcp__github__update_repository', { owner: 'acme', repo: 'billing', private: true }),
@@ -243,6 +250,7 @@ describe('rules 8: typosquats and compromised releases', () => {
     'yarn add expresss',
     'pip install python-dateutils',
     'pip3 install djnago==4.2',
+    'pip install pytroch',
     'npm i ua-parser-js@0.7.29',
     'npm install colors@1.4.44-liberty-2',
     'pip install jeIlyfish',
@@ -257,6 +265,8 @@ describe('rules 8: typosquats and compromised releases', () => {
     'pip install requests django flask numpy pandas python-dateutil',
     'npm install colors@1.4.0 ua-parser-js@1.0.37',
     'pip install psycopg pymssql cchardet',
+    'npm install enquirer inquirer globby fast-glob picocolors',
+    'pip install pytest-asyncio ruff polars pyarrow duckdb',
     'npm i -D tslint eslint prettier @types/node',
     'gem install rails rest-client',
   ]);
