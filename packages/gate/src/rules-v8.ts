@@ -1,6 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
-import { isPublicIpv4 } from './call-text-rules.js';
+import { INTERNAL_HOST, KNOWN_REGISTRY_HOST, isPublicIpv4 } from './call-text-rules.js';
 import { hostOf } from './url-rules.js';
 
 /**
@@ -323,6 +323,9 @@ export function namesCredentialMaterial(pattern: string): boolean {
 /** gh api paths whose writes change who has authority or what protects a repository or an organisation. */
 const AUTHORITY_API_PATH = /(?:^|\/)(?:collaborators|protection|protected_branches|rulesets|hooks|keys|deploy_keys|secrets|variables|actions\/permissions|permissions|members|memberships|invitations|teams\/[^/]+\/repos|environments|outside_collaborators|admins|transfer|installations)(?:\/|$|\?)/;
 
+/** GraphQL mutations that give authority or relax protection (GitHub's schema). */
+const GRAPHQL_AUTHORITY = /\b(?:addcollaborator|updatecollaborator|deletebranchprotectionrule|updatebranchprotectionrule|deleterepositoryruleset|updaterepositoryruleset|createdeploykey|adddeploykey|updateenterpriseowner|addenterpriseadmin|updateteamrepository|addteammember|inviteenterpriseadmin|transferrepository|updaterepository\b[^}]{0,512}visibility\s*:\s*public|createipallowlistentry|updateipallowlist)/i;
+
 /** Compose repository names (composer config repos.* / repositories.*). */
 const COMPOSER_REPO_KEY = /^(?:repos|repositories)\.|^(?:repos|repositories)$/;
 
@@ -441,6 +444,8 @@ export function programFindingsV8(f: Findings, name: string, args: readonly stri
         const writes = (method !== '' && method !== 'GET' && method !== 'HEAD') || (method === '' && fields);
         const path = operands.find((a) => /\//.test(a)) ?? '';
         if (writes && AUTHORITY_API_PATH.test(path.replace(/^\/+/, ''))) f.add(R.repositoryAuthority);
+        // GraphQL mutations that change authority or protection.
+        if (operands.includes('graphql') && rest.some((a) => /\bmutation\b/.test(a) && GRAPHQL_AUTHORITY.test(a))) f.add(R.repositoryAuthority);
         if (writes && /(?:^|\/)repos\/[^/]+\/[^/]+\/?$/.test(path) && rest.some((a) => /^(?:private=false|visibility=public)$/.test(a))) f.add(R.publicExposure);
       }
       break;
@@ -619,10 +624,17 @@ function structuredPackages(object: Record<string, unknown>): [string[], string]
 const INSTALL_WORDS = /(?:^|_)(?:install|installer|add|add_package|add_dependency|dependency|dependencies|require|pip|npm|yarn|pnpm|gem|cargo|poetry|uv|conda|pipx|bundle|composer)(?:_|$)/;
 
 /** What a tool's words say, as bits (remembered per tool). */
-const ToolFact = { runner: 1, changes: 2, reads: 4, shareable: 8, review: 16, merge: 32, install: 64, sharing: 128 } as const;
+const ToolFact = { runner: 1, changes: 2, reads: 4, shareable: 8, review: 16, merge: 32, install: 64, sharing: 128, packageTool: 256 } as const;
+/** Settings that name where packages come from. */
+const REGISTRY_SETTING = /^(?:registry|@[\w.-]+:registry|npmregistryserver|npm_registry_server|index[-_]?url|extra[-_]?index[-_]?url|global\.index[-_]url|global\.extra[-_]index[-_]url|find[-_]links|goproxy|gonoproxy|source|sources|mirror|repository|repositories|repos|channel|channels|registry_url|registry[-_]server|default_?registry)$/;
+/** Words of package-manager tools (config, install, publish). */
+const PACKAGE_TOOL = /(?:^|_)(?:npm|yarn|pnpm|bun|pip|pip3|pypi|uv|poetry|conda|gem|gems|bundler|cargo|crates|composer|go|golang|nuget|maven|gradle|registry|package|packages|pkg|dependency|dependencies)(?:_|$)/;
 /** Tools whose name says they share with anyone or outside (a public link, a channel shared externally, a page published to the web). */
 const SHARING_TOOL = /(?:^|_)(?:make_public|set_public|publish_to_web|share_to_web|publish_page|public_link|shared_link|share_link|create_share_link|invite_shared|share_externally|shared_channel|share_channel_externally|connect_external|convert_to_public|make_repo_public|unprivate)(?:_|$)/;
-function toolFactsOf(words: string): number {
+function toolFactsOf(rawTool: string): number {
+  const words = currentWords;
+  // The whole name, its MCP server too (`mcp__npm__config_set`).
+  const whole = rawTool.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_');
   return (
     (RUNNER_WORD.test(words) || CLI_WORD.test(words) ? ToolFact.runner : 0) |
     (CHANGE_WORDS.test(words) ? ToolFact.changes : 0) |
@@ -631,17 +643,20 @@ function toolFactsOf(words: string): number {
     (/(?:^|_)(?:review|reviews|pull_request_review|approve|approval|merge_request|pull_request|pr|mr)(?:_|$)/.test(words) ? ToolFact.review : 0) |
     (/(?:^|_)merge(?:_|$)/.test(words) ? ToolFact.merge : 0) |
     (INSTALL_WORDS.test(words) ? ToolFact.install : 0) |
-    (SHARING_TOOL.test(words) ? ToolFact.sharing : 0)
+    (SHARING_TOOL.test(words) ? ToolFact.sharing : 0) |
+    (PACKAGE_TOOL.test(whole) ? ToolFact.packageTool : 0)
   );
 }
 const toolFactsMemo = new BoundedCache<number>(65_536, 256);
+/** The canonical words of the tool being read (set per call: the memo's key is the raw name, from which they follow). */
+let currentWords = '';
 
 /**
  * Version 8: the findings of one call on every surface. `kind`: the tool
  * registry's reading; `words`: the tool name in word form; `analyzeShell`:
  * the shell reading, for argv arrays read as the command they run.
  */
-export function callFindingsV8(findings: Findings, kind: string, words: string, object: Record<string, unknown>, analyzeShell: (line: string) => readonly number[]): void {
+export function callFindingsV8(findings: Findings, kind: string, rawTool: string, words: string, object: Record<string, unknown>, analyzeShell: (line: string) => readonly number[]): void {
   budget = 1024;
   bits = 0;
   share = 0;
@@ -649,7 +664,8 @@ export function callFindingsV8(findings: Findings, kind: string, words: string, 
   visit(object, 0, 0, argvLines);
   const reads = kind === 'read' || kind === 'list';
   const writes = kind === 'write' || kind === 'edit';
-  const tool = toolFactsMemo.get(words, toolFactsOf);
+  currentWords = words;
+  const tool = toolFactsMemo.get(rawTool, toolFactsOf);
 
   // An argv given as an array is the command it runs: its program from the first element, or the tool's CLI word.
   if (kind !== 'write' && kind !== 'edit' && kind !== 'read' && kind !== 'list' && ((tool & ToolFact.runner) !== 0 || kind === 'exec')) {
@@ -702,6 +718,20 @@ export function callFindingsV8(findings: Findings, kind: string, words: string, 
     if ((tool & ToolFact.install) !== 0 && (tool & ToolFact.reads) === 0) {
       const [names, version] = structuredPackages(object);
       for (const name of names.slice(0, 32)) if (badPackage(name, version)) findings.add(R.typosquat);
+    }
+  }
+
+  // A package manager's registry or index set through a structured tool's fields (`{key: "registry", value: URL}`, `{registry: URL}`).
+  if (!reads && !writes && (tool & ToolFact.packageTool) !== 0) {
+    const key = [object.key, object.name, object.setting, object.option].find((v): v is string => typeof v === 'string')?.toLowerCase() ?? '';
+    const urls: unknown[] = REGISTRY_SETTING.test(key) ? [object.value, object.url, object.val] : [];
+    for (const name in object) if (Object.hasOwn(object, name) && REGISTRY_SETTING.test(name.toLowerCase())) urls.push(object[name]);
+    for (const url of urls.slice(0, 16)) {
+      if (typeof url !== 'string' || url.length > 2048) continue;
+      URL_IN_TEXT.lastIndex = 0;
+      const m = URL_IN_TEXT.exec(url);
+      const host = m === null ? '' : hostOf((m[1] ?? '').toLowerCase());
+      if (host !== '' && (isPublicIpv4(host) || (!INTERNAL_HOST.test(host) && !KNOWN_REGISTRY_HOST.test(host)))) findings.add(R.packageConfig);
     }
   }
 

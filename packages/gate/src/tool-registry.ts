@@ -444,7 +444,7 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
     if (callTextFindings(findings, kind, toolWordsMemo.get(tool, canonicalToolName), object)) for (const command of editorEscapeCommands(object)) findings.addAll(analyzeShell(command));
   }
   // Version 8: argv arrays as the commands they run, LEDGER_* in env objects, sharing, authority, lifecycle scripts, capture URLs, typosquats.
-  if (analysis.v8) callFindingsV8(findings, kind, toolWordsMemo.get(tool, canonicalToolName), object, analyzeShell);
+  if (analysis.v8) callFindingsV8(findings, kind, tool, toolWordsMemo.get(tool, canonicalToolName), object, analyzeShell);
   // Nothing of the call is kept past it.
   visitFindings = NO_FINDINGS;
   visitObject = NO_OBJECT;

@@ -138,6 +138,11 @@ describe('rules 8: registry and repository authority', () => {
     'git remote set-url origin git@example.net:someone/api.git',
     'git remote set-url --push origin https://example.org/x.git',
   ]);
+  newlyHeld('GraphQL mutations that give authority or relax protection', 'privilege.repository_authority', [
+    'gh api graphql -f query=\'mutation { deleteBranchProtectionRule(input: {branchProtectionRuleId: "BPR_1"}) { clientMutationId } }\'',
+    'gh api graphql -f query=\'mutation { updateRepository(input: {repositoryId: "R_1", visibility: PUBLIC}) { repository { url } } }\'',
+  ]);
+  allowed('GraphQL reads stay allowed', ['gh api graphql -f query=\'query { viewer { login } }\'']);
   heldWith('protection removed and URLs rewritten (held before for other reasons)', 'privilege.repository_authority', [call('Bash', { command: 'gh api --method DELETE repos/acme/api/branches/main/protection' })]);
   heldWith('URLs rewritten (held before as git configuration)', 'exfiltration.remote_redirect', [call('Bash', { command: 'git config --global url."https://example.net/".insteadOf "https://github.com/"' })]);
   allowed('everyday repository and registry work stays allowed', [
@@ -160,6 +165,19 @@ describe('rules 8: package sources redirected', () => {
   newlyHeld('package managers pointed at another source', 'supply_chain.package_config', [
     'poetry source add mirror https://pypi.example.net/simple',
     'bundle config mirror.https://rubygems.org https://gems.example.net',
+  ]);
+  newlyHeldCalls('a registry set through a package tool\'s fields', 'supply_chain.package_config', [
+    call('mcp__npm__config_set', { key: 'registry', value: 'https://registry.npm-mirror.example.net/' }),
+    call('mcp__yarn__set_config', { name: 'npmRegistryServer', value: 'https://yarn.example.org' }),
+  ]);
+  heldWith('a registry at an IP or an index through a package tool (held before for other reasons)', 'supply_chain.package_config', [
+    call('pip_config', { setting: 'global.index-url', value: 'https://pypi.example.net/simple' }),
+    call('mcp__packages__configure', { registry: 'http://203.0.113.9:4873' }),
+  ]);
+  allowedCalls('the official registry or an internal one through a package tool stays allowed', [
+    call('mcp__npm__config_set', { key: 'registry', value: 'https://registry.npmjs.org/' }),
+    call('mcp__npm__config_set', { key: 'registry', value: 'https://npm.corp/' }),
+    call('mcp__npm__config_get', { key: 'registry' }),
   ]);
   test('composer repositories and nuget sources stay held (version 7 held them too)', () => {
     for (const command of ['composer config repositories.private composer https://composer.example.net', 'dotnet nuget add source https://nuget.example.net/v3/index.json -n mirror']) {
