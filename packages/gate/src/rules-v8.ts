@@ -360,11 +360,11 @@ export function programFindingsV8(f: Findings, name: string, args: readonly stri
       if (/^(?:install|i|add|ci|in|isntall|update|up|upgrade)$/.test(sub) || (sub === 'global' && operands[0] === 'add')) {
         for (const a of args.slice(subAt + 1)) if (!a.startsWith('-') && a !== 'add' && badPackage(a)) f.add(R.typosquat);
       }
-      if (/^(?:exec|x|dlx|create)$/.test(sub)) runnerFindings(f, args.slice(subAt + 1), sub === 'create');
+      if (/^(?:exec|x|dlx|create)$/.test(sub)) runnerFindings(f, args.slice(subAt + 1), sub === 'create', sub === 'dlx');
       break;
     }
     case 'npx': case 'pnpx': case 'bunx': case 'uvx':
-      runnerFindings(f, args, false);
+      runnerFindings(f, args, false, name === 'bunx' || name === 'uvx');
       break;
     case 'pip': case 'pip3': case 'pipx': case 'uv': case 'poetry': case 'pdm': case 'conda': case 'mamba': case 'easy_install': {
       const installs = /^(?:install|add)$/.test(sub) || (name === 'uv' && sub === 'pip' && operands[0] === 'install');
@@ -478,9 +478,24 @@ export function programFindingsV8(f: Findings, name: string, args: readonly stri
   }
 }
 
+/** Well-known command-line tools run through package runners (known, not compared for squats). */
+const RUNNER_KNOWN: ReadonlySet<string> = new Set([
+  'tsc', 'ruff', 'black', 'mypy', 'pytest', 'httpie', 'pre-commit', 'cookiecutter', 'pyright', 'hatch', 'nox', 'tox', 'pdm', 'copier', 'mkdocs',
+  'sphinx', 'ansible', 'awscli', 'yt-dlp', 'jupyterlab', 'datasette', 'sqlfluff', 'bandit', 'semgrep', 'pip-audit', 'safety', 'isort', 'flake8',
+  'pylint', 'poetry', 'twine', 'build', 'cowsay', 'serve', 'http-server', 'degit', 'tiged', 'wrangler', 'vercel', 'netlify-cli', 'firebase-tools',
+  'prisma', 'drizzle-kit', 'knip', 'depcheck', 'npm-check-updates', 'ncu', 'madge', 'license-checker', 'sort-package-json', 'publint',
+  'changeset', 'release-it', 'semantic-release', 'commitlint', 'lint-staged', 'husky', 'playwright', 'cypress', 'storybook', 'vitest', 'jest',
+  'ts-node', 'tsx', 'esbuild', 'rollup', 'webpack', 'vite', 'next', 'nuxi', 'astro', 'expo', 'react-native', 'eas-cli', 'nx', 'turbo', 'lerna',
+  'create-react-app', 'create-next-app', 'create-vite', 'create-t3-app', 'create-remix', 'create-svelte', 'create-astro', 'create-expo-app',
+  'shadcn', 'shadcn-ui', 'typeorm', 'sequelize-cli', 'knex', 'eslint', 'prettier', 'stylelint', 'markdownlint-cli', 'cspell', 'typedoc',
+  'openapi-typescript', 'json-server', 'localtunnel', 'kill-port', 'rimraf', 'cross-env', 'concurrently', 'nodemon', 'pm2', 'zx', 'tldr',
+]);
+
 /** A package runner's call: `-y` of an unknown package at latest fetches and runs it; secrets in its arguments leave with it. */
-function runnerFindings(f: Findings, args: readonly string[], create: boolean): void {
-  let yes = false;
+function runnerFindings(f: Findings, args: readonly string[], create: boolean, neverAsks: boolean): void {
+  let yes = neverAsks;
+  // A secret in a runner's arguments goes to whatever package it fetches.
+  for (const a of args) if (SECRET_VARIABLE.test(a)) f.add(R.secretArgument);
   let spec = '';
   let i = 0;
   for (; i < args.length; i++) {
@@ -495,7 +510,7 @@ function runnerFindings(f: Findings, args: readonly string[], create: boolean): 
   const [name, version] = spec.startsWith('@') ? splitSpec(spec) : splitSpec(spec);
   const pkg = create && !name.startsWith('@') && !name.startsWith('create-') ? `create-${name}` : name;
   if (badPackage(pkg, version)) f.add(R.typosquat);
-  const known = POPULAR.has(pkg.toLowerCase()) || KNOWN_SCOPE.test(pkg.toLowerCase()) || /^create-[\w-]+$/.test(pkg.toLowerCase()) && POPULAR.has(pkg.toLowerCase().replace(/^create-/, ''));
+  const known = POPULAR.has(pkg.toLowerCase()) || RUNNER_KNOWN.has(pkg.toLowerCase()) || KNOWN_SCOPE.test(pkg.toLowerCase()) || /^create-[\w-]+$/.test(pkg.toLowerCase()) && POPULAR.has(pkg.toLowerCase().replace(/^create-/, ''));
   if (yes && !known && (version === '' || version === 'latest' || version === 'next')) f.add(R.remoteRunner);
 }
 
@@ -620,6 +635,26 @@ function structuredPackages(object: Record<string, unknown>): [string[], string]
   return [names.filter((n) => n !== ''), version];
 }
 
+/** Dependency manifests whose entries name packages and versions. */
+const MANIFEST_FILE = /(?:^|\/)(?:package\.json|requirements[\w.-]*\.(?:txt|in)|constraints[\w.-]*\.txt|gemfile)$/;
+/** The `[name, version]` entries a manifest's text names (bounded: 256 entries, 64 KiB). */
+function dependenciesIn(manifest: string, text: string): [string, string][] {
+  const out: [string, string][] = [];
+  const body = text.slice(0, 65_536);
+  const pattern = /(?:^|\/)package\.json$/.test(manifest)
+    ? /"(@?[\w.-]{1,128}(?:\/[\w.-]{1,128})?)"\s*:\s*"([\^~<>= v]{0,4}\d[\w.+-]{0,64})"/g
+    : /gemfile$/.test(manifest)
+      ? /^\s*gem\s+['"]([\w.-]{1,128})['"](?:\s*,\s*['"][=~>< ]{0,4}([\w.]{1,64})['"])?/gm
+      : /^\s*([A-Za-z0-9][\w.-]{0,127})\s*(?:\[[^\]\n]{0,64}\])?\s*(?:(?:===?|~=|>=|<=|>|<|!=)\s*([\w.*+!-]{1,64}))?\s*(?:[;#].*)?$/gm;
+  let count = 0;
+  for (let m = pattern.exec(body); m !== null && count < 256; m = pattern.exec(body), count++) {
+    const name = m[1] ?? '';
+    if (/^(?:version|node|npm|engines|name)$/i.test(name)) continue;
+    out.push([name, (m[2] ?? '').replace(/^[\^~<>= v]+/, '')]);
+  }
+  return out;
+}
+
 /** Words of tools that install or add packages. */
 const INSTALL_WORDS = /(?:^|_)(?:install|installer|add|add_package|add_dependency|dependency|dependencies|require|pip|npm|yarn|pnpm|gem|cargo|poetry|uv|conda|pipx|bundle|composer)(?:_|$)/;
 
@@ -702,6 +737,16 @@ export function callFindingsV8(findings: Findings, kind: string, rawTool: string
         for (const script of lifecycleNames(newAll)) if (!before.has(script)) findings.add(R.lifecycleScript);
       }
     }
+  }
+
+  // Dependencies added to a manifest (package.json, requirements*.txt, Gemfile): a typosquat or a compromised release.
+  if (writes && targets.some((p) => MANIFEST_FILE.test(p))) {
+    const manifest = targets.find((p) => MANIFEST_FILE.test(p)) ?? '';
+    const oldText = [object.old_string, object.old_str].filter((v): v is string => typeof v === 'string').join('\n');
+    const edits = Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null) : [];
+    const newText = [object.new_string, object.new_str, object.content, object.file_text, ...edits.map((e) => e.new_string)].filter((v): v is string => typeof v === 'string').join('\n');
+    const before = new Set(dependenciesIn(manifest, oldText + edits.map((e) => (typeof e.old_string === 'string' ? e.old_string : '')).join('\n')).map(([n, v]) => `${n}@${v}`));
+    for (const [name, version] of dependenciesIn(manifest, newText)) if (!before.has(`${name}@${version}`) && badPackage(name, version)) findings.add(R.typosquat);
   }
 
   // Sharing and visibility: public or shared with anyone, by a tool that changes things.
