@@ -326,6 +326,9 @@ const AUTHORITY_API_PATH = /(?:^|\/)(?:collaborators|protection|protected_branch
 /** GraphQL mutations that give authority or relax protection (GitHub's schema). */
 const GRAPHQL_AUTHORITY = /\b(?:addcollaborator|updatecollaborator|deletebranchprotectionrule|updatebranchprotectionrule|deleterepositoryruleset|updaterepositoryruleset|createdeploykey|adddeploykey|updateenterpriseowner|addenterpriseadmin|updateteamrepository|addteammember|inviteenterpriseadmin|transferrepository|updaterepository\b[^}]{0,512}visibility\s*:\s*public|createipallowlistentry|updateipallowlist)/i;
 
+/** Options before a subcommand that take the next word as their value. */
+const GLOBAL_VALUE_OPTIONS = /^(?:git (?:-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env)|(?:npm|pnpm|yarn) (?:--prefix|-C|--dir|--cwd|--workspace|-w|--filter|--registry|--userconfig)|gh (?:-R|--repo)|cargo (?:--manifest-path|--config|-Z)|(?:pip|pip3) (?:--python|--proxy|--cert)|gem (?:--config-file)|composer (?:-d|--working-dir))$/;
+
 /** Compose repository names (composer config repos.* / repositories.*). */
 const COMPOSER_REPO_KEY = /^(?:repos|repositories)\.|^(?:repos|repositories)$/;
 
@@ -333,7 +336,11 @@ const COMPOSER_REPO_KEY = /^(?:repos|repositories)\.|^(?:repos|repositories)$/;
  * Version 8: the findings of one program of a shell line (`name` its
  * program name, `args` its words' texts after it).
  */
-export function programFindingsV8(f: Findings, name: string, args: readonly string[]): void {
+export function programFindingsV8(f: Findings, name: string, words: readonly string[]): void {
+  // Global options that take a value come before the subcommand (git -C dir, npm --prefix dir, gh -R repo, cargo --manifest-path f).
+  let skip = 0;
+  while (skip < words.length - 1 && GLOBAL_VALUE_OPTIONS.test(`${name} ${words[skip] as string}`)) skip += 2;
+  const args = skip === 0 ? words : words.slice(skip);
   const lower = args.map((a) => a.toLowerCase());
   const sub = lower.find((a) => !a.startsWith('-')) ?? '';
   const subAt = lower.indexOf(sub);

@@ -123,6 +123,7 @@ describe('rules 8: registry and repository authority', () => {
     'cargo yank --version 1.0.2 acme-core',
     'cargo owner --add github:stranger acme-core',
     'pnpm unpublish acme-ui --force',
+    'npm --prefix packages/ui unpublish @acme/ui@1.0.0',
   ]);
   newlyHeld('merges that bypass protection, approvals, and gh api writes to authority', 'privilege.repository_authority', [
     'gh pr merge --admin 77',
@@ -137,6 +138,7 @@ describe('rules 8: registry and repository authority', () => {
   newlyHeld('a git remote\'s URL or push URL changed', 'exfiltration.remote_redirect', [
     'git remote set-url origin git@example.net:someone/api.git',
     'git remote set-url --push origin https://example.org/x.git',
+    'git -C /srv/api remote set-url origin https://example.org/y.git',
   ]);
   newlyHeld('GraphQL mutations that give authority or relax protection', 'privilege.repository_authority', [
     'gh api graphql -f query=\'mutation { deleteBranchProtectionRule(input: {branchProtectionRuleId: "BPR_1"}) { clientMutationId } }\'',
