@@ -260,6 +260,9 @@ function commandsIn(parameters: string): string[] {
   return rest.replace(/^\[|\]$/g, '').split(',').slice(0, 64);
 }
 
+/** Version 8: the official npm registry as a whole word. */
+const OFFICIAL_NPM_REGISTRY = /^https:\/\/registry\.(?:npmjs\.org|yarnpkg\.com)\/?$/;
+
 class Analysis {
   /** Reading for rules version 3 (analysis-version.ts) rather than 2. */
   readonly v3 = analysis.v3;
@@ -2621,7 +2624,10 @@ class Analysis {
     const sub = lower.find((w) => !w.startsWith('-')) ?? '';
     if (sub === 'config' || sub === 'c' || sub === 'set') {
       if (lower.includes('set') || sub === 'set') {
-        if (lower.some((w) => /registry|ignore-scripts|script-shell|node-options|cafile|strict-ssl|proxy|_auth|_authtoken|npmrcpath|globalconfig|userconfig/.test(w))) f.add(R.packageConfig);
+        const keys = lower.filter((w) => /registry|ignore-scripts|script-shell|node-options|cafile|strict-ssl|proxy|_auth|_authtoken|npmrcpath|globalconfig|userconfig/.test(w) && !OFFICIAL_NPM_REGISTRY.test(w));
+        // Version 8: the registry set back to the official one is no redirection.
+        const official = this.v8 && keys.length === 1 && /^registry(?:=https:\/\/registry\.(?:npmjs\.org|yarnpkg\.com)\/?)?$/.test(keys[0] as string) && ((keys[0] as string).includes('=') || lower.some((w) => OFFICIAL_NPM_REGISTRY.test(w)));
+        if (keys.length > 0 && !official) f.add(R.packageConfig);
       }
       if (lower.includes('get') || lower.includes('list') || lower.includes('ls')) if (lower.some((w) => /_auth|token/.test(w))) f.add(R.credentialStore);
       return;

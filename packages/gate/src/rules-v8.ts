@@ -359,7 +359,8 @@ export function programFindingsV8(f: Findings, name: string, words: readonly str
       if (sub === 'token' && operands[0] === 'create') f.add(R.keyCreation);
       if ((sub === 'config' || sub === 'set') && (operands.includes('set') || sub === 'set')) {
         const key = sub === 'set' ? operands[0] ?? '' : operands[operands.indexOf('set') + 1] ?? '';
-        if (/registry|npmregistryserver|^@[^:]+:registry/.test(key)) f.add(R.packageConfig);
+        const value = key.includes('=') ? key.slice(key.indexOf('=') + 1) : operands[operands.indexOf(key) + 1] ?? '';
+        if (/registry|npmregistryserver|^@[^:]+:registry/.test(key) && !/^https:\/\/registry\.(?:npmjs\.org|yarnpkg\.com)\/?$/.test(value)) f.add(R.packageConfig);
       }
       if (sub === 'pkg' && operands[0] === 'set') {
         for (const a of operands.slice(1)) if (/^scripts\.(?:preinstall|install|postinstall|preuninstall|postuninstall|prepare|prepublish|prepublishonly|prepack|postpack)=/.test(a)) f.add(R.lifecycleScript);

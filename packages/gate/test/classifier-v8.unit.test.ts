@@ -186,6 +186,15 @@ describe('rules 8: package sources redirected', () => {
       assert.ok(onCli(call('Bash', { command })).reasons.includes('supply_chain.package_config'), command);
     }
   });
+  test('npm set back to the official registry is allowed under 8 (version 7 held it); other registries stay held', () => {
+    for (const command of ['npm config set registry https://registry.npmjs.org/', 'npm set registry=https://registry.npmjs.org', 'yarn config set registry https://registry.yarnpkg.com']) {
+      assert.equal(onCli(call('Bash', { command })).outcome, 'allow', command);
+      assert.notEqual(onCli(call('Bash', { command }), 7).outcome, 'allow', `${command} (version 7 frozen)`);
+    }
+    for (const command of ['npm config set registry https://registry.npmjs.org.evil.example/', 'npm config set registry https://npm.example.net/', 'npm config set @acme:registry https://registry.npmjs.org/ --ignore-scripts=false']) {
+      assert.notEqual(onCli(call('Bash', { command })).outcome, 'allow', command);
+    }
+  });
   allowed('the official sources and reads stay allowed', [
     'composer config --list',
     'composer require monolog/monolog',
