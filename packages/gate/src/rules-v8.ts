@@ -275,13 +275,13 @@ export function bitsOf8(text: string): number {
   return text.length > 4096 ? textBits(text) : textMemo.get(text, textBits);
 }
 
-/** The names of lifecycle scripts in a text (to tell a new one from one already there). */
-function lifecycleNames(text: string): Set<string> {
-  const out = new Set<string>();
+/** The lifecycle scripts of a text, name to command (to tell a new or changed one from one already there). */
+function lifecycleScripts(text: string): Map<string, string> {
+  const out = new Map<string, string>();
   LIFECYCLE_SCRIPT.lastIndex = 0;
   const lower = text.slice(0, 65_536).toLowerCase();
   let count = 0;
-  for (let m = LIFECYCLE_SCRIPT.exec(lower); m !== null && count < 32; m = LIFECYCLE_SCRIPT.exec(lower), count++) out.add(`${/["']([a-z]+)["']/.exec(m[0])?.[1] ?? ''}=${m[1] ?? ''}`);
+  for (let m = LIFECYCLE_SCRIPT.exec(lower); m !== null && count < 32; m = LIFECYCLE_SCRIPT.exec(lower), count++) out.set(/["']([a-z]+)["']/.exec(m[0])?.[1] ?? '', m[1] ?? '');
   return out;
 }
 
@@ -731,19 +731,16 @@ export function callFindingsV8(findings: Findings, kind: string, rawTool: string
   // URLs to capture, paste and tunnel services, or carrying an encoded blob.
   if (!reads && !documentOnly && (bits & (Text8.capture | Text8.blobUrl)) !== 0) findings.add(R.captureUrl);
 
-  // Lifecycle scripts of a package manifest: risky ones held, a new one held too.
-  if (writes && targets.some((p) => /(?:^|\/)package\.json$/.test(p))) {
-    if ((bits & Text8.lifecycleRisky) !== 0) findings.add(R.lifecycleScript);
-    else if ((bits & Text8.lifecycle) !== 0) {
-      const oldText = [object.old_string, object.old_str].filter((v): v is string => typeof v === 'string').join('\n');
-      const newText = [object.new_string, object.new_str].filter((v): v is string => typeof v === 'string').join('\n');
-      const edits = Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null) : [];
-      const oldAll = oldText + edits.map((e) => (typeof e.old_string === 'string' ? e.old_string : '')).join('\n');
-      const newAll = newText + edits.map((e) => (typeof e.new_string === 'string' ? e.new_string : '')).join('\n');
-      if (newAll !== '') {
-        const before = lifecycleNames(oldAll);
-        for (const script of lifecycleNames(newAll)) if (!before.has(script)) findings.add(R.lifecycleScript);
-      }
+  // Lifecycle scripts of a package manifest: one that fetches, evaluates or decodes held; a new one held too; an unchanged one not read.
+  if (writes && (bits & Text8.lifecycle) !== 0 && targets.some((p) => /(?:^|\/)package\.json$/.test(p))) {
+    const edits = Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null) : [];
+    const oldAll = [object.old_string, object.old_str, ...edits.map((e) => e.old_string)].filter((v): v is string => typeof v === 'string').join('\n');
+    const newAll = [object.new_string, object.new_str, object.content, object.file_text, ...edits.map((e) => e.new_string)].filter((v): v is string => typeof v === 'string').join('\n');
+    const before = lifecycleScripts(oldAll);
+    const whole = typeof object.content === 'string' || typeof object.file_text === 'string';
+    for (const [name, command] of lifecycleScripts(newAll)) {
+      if (before.get(name) === command) continue;
+      if (RISKY_SCRIPT.test(command) || (!whole && !before.has(name))) findings.add(R.lifecycleScript);
     }
   }
 

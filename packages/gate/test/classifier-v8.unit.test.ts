@@ -214,6 +214,8 @@ describe('rules 8: package lifecycle scripts', () => {
   allowedCalls('everyday script edits stay allowed', [
     call('Edit', { file_path: 'package.json', old_string: '"scripts": {', new_string: '"scripts": {\n    "lint": "eslint .",' }),
     call('Edit', { file_path: 'package.json', old_string: '"prepare": "husky install"', new_string: '"prepare": "husky install"' }),
+    call('Edit', { file_path: 'package.json', old_string: '"prepare": "husky install"', new_string: '"prepare": "husky"' }),
+    call('Write', { file_path: 'package.json', content: '{"scripts": {"prepare": "husky", "build": "tsc"}}' }),
     call('Bash', { command: 'npm pkg set scripts.test=vitest' }),
   ]);
 });
