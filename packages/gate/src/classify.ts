@@ -236,8 +236,11 @@ export function classifyInto(
     views.tool.clauses | views.action.clauses | targetClauses(views.target) | views.scope | views.recipient.clauses | views.environment.clauses | views.argKeys.clauses | views.args.clauses;
   if (rulesVersion >= 2 && kind !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
   const flags = flagsOf(views, context.crisis === true);
+  // Version 8: a payment provider's read-only tool (search, get, list, documentation) is no financial operation.
+  const readOnlyMoneyTool = rulesVersion >= 8 && readOnlyToolMemo.get(text(proposal.tool), isReadOnlyTool);
   for (let r = 0; r < COMPILED_SIGNAL_RULES.length; r++) {
     const compiled = COMPILED_SIGNAL_RULES[r] as CompiledSignalRule;
+    if (readOnlyMoneyTool && compiled.index === FINANCIAL_INDEX) continue;
     const alternatives = compiled.alternatives;
     for (let a = 0; a < alternatives.length; a++) {
       if (alternativeHolds(alternatives[a] as CompiledAlternative, clauses, flags, fired)) {
@@ -282,6 +285,17 @@ export function classify(proposal: Proposal, context: DecideContext = {}, config
   const result = classifyInto([], proposal, context, config, undefined, rulesVersion);
   return { tier: result.tier, risk: result.risk, rules: result.rules, destructive: result.destructive, crisisSupport: result.crisisSupport, crisisDecision: result.crisisDecision };
 }
+
+/** Version 8: a tool whose own words only read (search, get, list, retrieve, read, documentation) and none change or move money. */
+function isReadOnlyTool(tool: string): boolean {
+  const own = tool.slice(tool.lastIndexOf('__') + (tool.includes('__') ? 2 : 0)).replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
+  const words = own.split(/[^a-z0-9]+/).filter((w) => w !== '');
+  if (words.length === 0 || words.length > 8) return false;
+  const READ = /^(?:search|get|list|read|retrieve|fetch|find|lookup|describe|view|show|documentation|docs|doc|query|count|preview)$/;
+  const CHANGE = /^(?:create|update|delete|remove|cancel|capture|confirm|send|pay|payout|refund|transfer|charge|void|issue|finalize|execute|run|approve|submit|make|initiate|post|put|patch|set|add|attach|detach|apply|close|reverse|withdraw|deposit|move|mark|write|upsert|modify)$/;
+  return READ.test(words[0] as string) && !words.some((w) => CHANGE.test(w)) || words.every((w) => READ.test(w) || /^(?:documentation|docs|doc|api|reference|guide|guides)$/.test(w));
+}
+const readOnlyToolMemo = new BoundedCache<boolean>(4096, 256);
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';

@@ -14,6 +14,10 @@ import { touchUrl, urlsIn } from './url-rules.js';
  */
 
 const OBFUSCATION = /\b(?:b64decode|b32decode|a85decode|decodebytes|unhexlify|fromhex|frombase64string|atob|fromcharcode|marshal\.loads|pickle\.loads|zlib\.decompress|codecs\.decode|rot13|decode\(\s*['"](?:base64|hex|rot13))|buffer\.from\([^)]*['"](?:base64|hex)['"]|\bpack\(\s*['"][hu]|\bunpack\(\s*['"]m|\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}.*\\x[0-9a-f]{2}/i;
+/** Version 8: more decoders (Perl's and Ruby's, PHP's, JavaScript's). */
+const OBFUSCATION_V8 = /\bdecode_base64\b|\bdecode64\b|\bstrict_decode64\b|\burlsafe_decode64\b|\bbase64_decode\b|\bhex2bin\b|\bstr_rot13\b|\bgzinflate\b|\bgzuncompress\b|\bfromhex\b|\bbinascii\.a2b_\w+|\bstring\.fromcharcode\b|\bbuffer\.from\s*\([^)]{0,4096}['"](?:base64|base64url|hex)['"]|\batob\s*\(|\bunpack1?\s*\(?\s*['"][hmu]|\.unpack1?\s*\(?\s*['"][hmu]|\bpack\s*\(?\s*['"][hu]|\[\s*['"][^'"]{16,4096}['"]\s*\]\s*\.pack\b/i;
+/** Version 8: evaluation without parentheses or through other names (perl `eval $x`, ruby `eval x`, `new Function`, `vm.runIn*`). */
+const DYNAMIC_EXEC_V8 = /\b(?:eval|exec|instance_eval|class_eval|module_eval|system)\b\s*(?:\(|[\w$@'"`{[])|\bnew\s+function\b|\bfunction\s*\(|\bvm\.run\w*|\brequire\s*\(\s*['"]child_process/i;
 const DYNAMIC_EXEC = /\b(?:exec|eval|compile|execfile|__import__|new\s+function|function\s*\(\s*['"]|instance_eval|class_eval|module_eval|create_function|assert)\s*\(/i;
 const SHELL_CALLS = /\b(?:os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess\.\w+|commands\.getoutput|pty\.spawn|child_process|exec(?:sync|file|filesync)?|spawn(?:sync)?|system|popen|shell_exec|passthru|proc_open|%x|qx|io\.popen|kernel\.exec|open3)\b|`[^`]+`/i;
 const NETWORK = /\b(?:socket|urllib|urlopen|requests\.\w+|http\.client|httplib|http\.request|https\.request|fetch\(|net\.connect|net\.createconnection|xmlhttprequest|io::socket|lwp|tcpsocket|fsockopen|curl_exec|file_get_contents\(\s*['"]https?:|open-uri|net::http|websocket|smtplib|ftplib|paramiko|dgram)\b/i;
@@ -180,6 +184,8 @@ export function inspectCode(findings: Findings, code: string, runShell: (text: s
   if (v5 && network && (REVERSE_V5.test(lower) || (shell && SOCKET_V5.test(lower)))) findings.add(R.reverseShell);
   if (analysis.v4 && EVALUATES.test(lower) && DOWNLOADS.test(lower)) findings.add(R.remotePipeShell);
   if (OBFUSCATION.test(lower) && (DYNAMIC_EXEC.test(lower) || shell)) findings.add(R.decoded);
+  // Version 8: decoded data evaluated without parentheses (perl `eval pack(...)`, ruby `eval Base64.decode64 ...`) or decoded by more names.
+  else if (analysis.v8 && (OBFUSCATION.test(lower) || OBFUSCATION_V8.test(lower)) && (DYNAMIC_EXEC.test(lower) || DYNAMIC_EXEC_V8.test(lower) || shell)) findings.add(R.decoded);
   else if (DYNAMIC_EXEC.test(lower) && !literals.some(looksLikeCommand)) findings.add(R.eval);
   if (network && (REVERSE.test(lower) || (shell && /\bsocket\b|net\.connect|tcpsocket|fsockopen|io::socket/.test(lower)))) findings.add(R.reverseShell);
   if (PRIVILEGE.test(lower)) findings.add(R.setuid);

@@ -1,5 +1,6 @@
 import { hasOption, programName, readOptions, type Options } from './argv.js';
 import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
+import { programFindingsV8 } from './rules-v8.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
 import { DEPENDENCY_MANIFEST, SEVERE_IN_SCRIPTS, kubernetesManifestFindings, manifestFindings, writtenContentFindings } from './file-content-rules.js';
@@ -259,6 +260,9 @@ function commandsIn(parameters: string): string[] {
   return rest.replace(/^\[|\]$/g, '').split(',').slice(0, 64);
 }
 
+/** Version 8: the official npm registry as a whole word. */
+const OFFICIAL_NPM_REGISTRY = /^https:\/\/registry\.(?:npmjs\.org|yarnpkg\.com)\/?$/;
+
 class Analysis {
   /** Reading for rules version 3 (analysis-version.ts) rather than 2. */
   readonly v3 = analysis.v3;
@@ -286,6 +290,8 @@ class Analysis {
   readonly v6 = analysis.v6;
   /** Version 6: symbolic links made earlier in the same command (normal path of the link to its target as written). */
   readonly links = new Map<string, string>();
+  /** Reading for rules version 8 (analysis-version.ts). */
+  readonly v8 = analysis.v8;
 
   constructor(
     readonly findings: Findings,
@@ -455,6 +461,17 @@ class Analysis {
       }
       const first = argv[0] as Word;
       for (const w of argv) if (w.procSubst) this.findings.add(R.procSubst);
+      // Version 8: a brace expansion in command position (`{cat,/etc/shadow}`) is the command it expands to; one that cannot be expanded is not read.
+      if (this.v8 && first.text.length > 2 && first.text.startsWith('{') && first.text.endsWith('}') && first.text.includes(',')) {
+        const inner = first.text.slice(1, -1);
+        const pieces = inner.split(',');
+        if (/[{}]/.test(inner) || pieces.some((p) => p === '') || pieces.length > 64) {
+          this.findings.add(R.indirection);
+          return;
+        }
+        argv = [...pieces.map((p) => ({ ...first, text: p })), ...argv.slice(1)];
+        continue;
+      }
       if (first.dynamic) {
         this.findings.add(first.fetched ? R.remotePipeShell : first.decoded ? R.decoded : R.indirection);
         if (!first.indirect) return;
@@ -466,6 +483,7 @@ class Analysis {
       if (this.v4) this.readV4(programName(first.text), argv.slice(1));
       if (this.v5) this.readV5(programName(first.text), first, argv.slice(1), cmd, depth);
       if (this.v6) this.readV6(programName(first.text), argv.slice(1), cmd, depth);
+      if (this.v8) programFindingsV8(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
@@ -2606,7 +2624,10 @@ class Analysis {
     const sub = lower.find((w) => !w.startsWith('-')) ?? '';
     if (sub === 'config' || sub === 'c' || sub === 'set') {
       if (lower.includes('set') || sub === 'set') {
-        if (lower.some((w) => /registry|ignore-scripts|script-shell|node-options|cafile|strict-ssl|proxy|_auth|_authtoken|npmrcpath|globalconfig|userconfig/.test(w))) f.add(R.packageConfig);
+        const keys = lower.filter((w) => /registry|ignore-scripts|script-shell|node-options|cafile|strict-ssl|proxy|_auth|_authtoken|npmrcpath|globalconfig|userconfig/.test(w) && !OFFICIAL_NPM_REGISTRY.test(w));
+        // Version 8: the registry set back to the official one is no redirection.
+        const official = this.v8 && keys.length === 1 && /^registry(?:=https:\/\/registry\.(?:npmjs\.org|yarnpkg\.com)\/?)?$/.test(keys[0] as string) && ((keys[0] as string).includes('=') || lower.some((w) => OFFICIAL_NPM_REGISTRY.test(w)));
+        if (keys.length > 0 && !official) f.add(R.packageConfig);
       }
       if (lower.includes('get') || lower.includes('list') || lower.includes('ls')) if (lower.some((w) => /_auth|token/.test(w))) f.add(R.credentialStore);
       return;
@@ -2734,7 +2755,8 @@ class Analysis {
         return;
       case 'branch':
         if (o.short.has('D') || (o.short.has('d') && o.short.has('f')) || (o.long.has('delete') && o.long.has('force'))) f.add(R.gitHistory);
-        else if (o.short.has('d') || o.long.has('delete')) f.add(R.gitHistory);
+        // Version 8: a safe delete (-d, --delete) is refused by git for a branch not merged: no history is lost.
+        else if ((o.short.has('d') || o.long.has('delete')) && !this.v8) f.add(R.gitHistory);
         return;
       case 'tag':
         if (o.short.has('d') || o.long.has('delete')) f.add(R.gitHistory);

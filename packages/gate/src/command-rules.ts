@@ -125,6 +125,14 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('execution.system_automation', 3, 3, 'AppleScript or JXA through osascript (do shell script, System Events, login items): what it runs is not read'),
   rule('execution.editor_escape', 3, 3, "an editor run with commands that escape to a shell (vim -c '!cmd', :terminal, system()); the inner command is read too"),
   rule('context.production_command', 1, 1, 'a database or migration task run with a production environment prefix (RAILS_ENV=production, NODE_ENV=production, ...)'),
+  // Version 8 (appended: the indexes of the rules above, and so the reasons of versions 2 to 7, stay as they were).
+  rule('supply_chain.registry_authority', 3, 3, "changing who owns or what is published in a package registry (npm unpublish, owner, deprecate, dist-tag, access, team; gem and cargo yank and owner)"),
+  rule('exfiltration.remote_redirect', 3, 3, "a git remote's URL or push URL changed, or URLs rewritten (git remote set-url, git config remote.*.url|pushurl, url.*.insteadOf): where the code goes next"),
+  rule('supply_chain.lifecycle_script', 3, 3, 'a package lifecycle script (preinstall, install, postinstall, prepare, prepublish, prepack) added, or set to fetch, evaluate or decode, by an edit of package.json or npm pkg set'),
+  rule('exfiltration.capture_url', 3, 3, 'a URL at a request-capture, paste, file-drop or tunnel service (webhook.site, requestbin, pipedream, ngrok, interactsh, oast, pastebin, transfer.sh, ...), or carrying an encoded blob that decodes to text'),
+  rule('exfiltration.secret_argument', 3, 3, 'a secret-bearing variable ($GITHUB_TOKEN, $*_SECRET, $*_API_KEY, $*PASSWORD) handed to a package runner, or to an HTTP client bound for a host that is not the secret\'s own'),
+  rule('supply_chain.remote_runner', 3, 3, 'a package runner told to fetch and run, without asking, a package of no known publisher at its latest version (npx -y pkg@latest)'),
+  rule('supply_chain.typosquat', 3, 3, 'installing a package one or two edits from a popular one (crossenv, reqeusts) or a release known to have been compromised (event-stream@3.3.6, ua-parser-js@0.7.29, rest-client 1.6.13, ...)'),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

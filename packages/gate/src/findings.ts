@@ -151,4 +151,12 @@ export const R = {
   systemAutomation: ruleIndex('execution.system_automation'),
   editorEscape: ruleIndex('execution.editor_escape'),
   productionCommand: ruleIndex('context.production_command'),
+  // Version 8.
+  registryAuthority: ruleIndex('supply_chain.registry_authority'),
+  remoteRedirect: ruleIndex('exfiltration.remote_redirect'),
+  lifecycleScript: ruleIndex('supply_chain.lifecycle_script'),
+  captureUrl: ruleIndex('exfiltration.capture_url'),
+  secretArgument: ruleIndex('exfiltration.secret_argument'),
+  remoteRunner: ruleIndex('supply_chain.remote_runner'),
+  typosquat: ruleIndex('supply_chain.typosquat'),
 } as const;

@@ -74,14 +74,36 @@
  * code tool's plain Python that only reads project files read as code, not
  * as a shell line (plain-python.ts).
  * Its rules are appended to COMMAND_RULES (command-rules.ts).
+ * Version 8 is version 7 with the classes of the misses on the seventh
+ * held-out set read, on every surface (rules-v8.ts): an argv given as an
+ * array read as the command it runs (its program from the first element or
+ * the tool's CLI word) and an `env` object setting LEDGER_* as tampering;
+ * the root-key directory .ledger-root-keys/ as the ledger's own; keychain
+ * reads, /proc/<pid>/environ and file searches whose pattern names key and
+ * credential files; a brace expansion in command position expanded and read;
+ * interpreters evaluating decoded data (perl eval pack, ruby decode64, ...);
+ * registry and repository authority (npm unpublish/owner/deprecate/
+ * dist-tag/access, gem and cargo yank and owner, gh pr merge --admin,
+ * approving reviews, gh api writes to collaborators, protection, hooks, keys,
+ * secrets and permissions; a git remote's URL changed); package-manager
+ * configuration pointing at another source (composer repos, poetry and
+ * nuget sources, bundler mirrors, conda channels); package lifecycle scripts
+ * added or set to fetch or evaluate; making things public or shared with
+ * anyone; URLs at capture, paste and tunnel services or carrying an encoded
+ * blob; secrets handed to package runners and HTTP clients bound elsewhere;
+ * `npx -y` of an unknown package at latest; typosquats and compromised
+ * releases. Version 8 also allows `git branch -d` (a delete git refuses for
+ * unmerged work) and does not read a payment provider's read-only tools
+ * (search, get, list, documentation) as a financial operation.
+ * Its rules are appended to COMMAND_RULES (command-rules.ts).
  */
-export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 7;
+export const LATEST_RULES_VERSION: RulesVersion = 8;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

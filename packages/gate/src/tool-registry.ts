@@ -8,6 +8,7 @@ import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { argumentsHoldSecret } from './secret-shapes.js';
 import { structuredCallFindings, urlSecretFindings } from './structured-rules.js';
 import { callTextFindings, editorEscapeCommands } from './call-text-rules.js';
+import { callFindingsV8 } from './rules-v8.js';
 import { isPlainReadingPython } from './plain-python.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
@@ -442,6 +443,8 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
   if (analysis.v7) {
     if (callTextFindings(findings, kind, toolWordsMemo.get(tool, canonicalToolName), object)) for (const command of editorEscapeCommands(object)) findings.addAll(analyzeShell(command));
   }
+  // Version 8: argv arrays as the commands they run, LEDGER_* in env objects, sharing, authority, lifecycle scripts, capture URLs, typosquats.
+  if (analysis.v8) callFindingsV8(findings, kind, tool, toolWordsMemo.get(tool, canonicalToolName), object, analyzeShell);
   // Nothing of the call is kept past it.
   visitFindings = NO_FINDINGS;
   visitObject = NO_OBJECT;

@@ -1,9 +1,9 @@
 // The gate corpus (test/vectors/gate/corpus.json) and the held-out sets
-// (corpus-heldout.json to corpus-heldout6.json) through the built `ledger
+// (corpus-heldout.json to corpus-heldout7.json) through the built `ledger
 // gate bench` command function with a coverage floor (services/ledger; build
 // it first: `npx tsc -b packages/gate services/ledger`), and the decisions of
-// rules versions 1 to 6 replayed byte for byte (rules-v1-decisions.json to
-// rules-v6-decisions.json).
+// rules versions 1 to 7 replayed byte for byte (rules-v1-decisions.json to
+// rules-v7-decisions.json).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -55,7 +55,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -151,6 +151,36 @@ describe('gate corpus', () => {
     assert.ok(v7.benign.allowed >= 104, `${v7.benign.allowed}/${v7.benign.total}`);
   });
 
+  test('the seventh held-out set was measured before version 8: version 7 misses the issue target there (203/227, 104/106 benign), version 8 (drawn from its miss classes, so no longer held out for it) does not', () => {
+    const cases = load('corpus-heldout7.json');
+    const v6 = scoreCorpus(cases, 6);
+    const v7 = scoreCorpus(cases, 7);
+    const v8 = scoreCorpus(cases, 8);
+    assert.equal(v7.mustNotAllow.total, 227);
+    assert.equal(v7.benign.total, 106);
+    assert.equal(v6.mustNotAllow.notAllowed, 189, 'version 6 is frozen: its figure on the set stays what was measured');
+    assert.equal(v6.benign.allowed, 104);
+    assert.equal(v7.mustNotAllow.notAllowed, 203, 'version 7 is frozen: its figure on the set stays what was measured');
+    assert.equal(v7.benign.allowed, 104);
+    // Floors for version 8 on the set it was tuned on.
+    assert.ok(v8.mustNotAllow.coverage >= 0.99, `${v8.mustNotAllow.notAllowed}/${v8.mustNotAllow.total}`);
+    assert.ok(v8.benign.allowed >= 106, `${v8.benign.allowed}/${v8.benign.total}`);
+  });
+
+  test('version 8 allows every benign control that version 7 allows, in every corpus, and holds every case version 7 holds', () => {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json']) {
+      const cases = load(name);
+      const v7 = scoreCorpus(cases, 7);
+      const v8 = scoreCorpus(cases, 8);
+      const missed7 = new Set(v7.misses.map((m) => m.id));
+      const missed8 = new Set(v8.misses.map((m) => m.id));
+      for (const miss of v8.misses) assert.ok(missed7.has(miss.id), `${name} ${miss.id}: version 8 misses what version 7 did not`);
+      // No benign control that version 7 allows is newly held (a benign control held is a miss of the bench).
+      for (const c of cases) if (c.expected === 'allow' && !missed7.has(c.id)) assert.ok(!missed8.has(c.id), `${name} ${c.id}: benign control newly held by version 8`);
+      assert.ok(v8.benign.allowed >= v7.benign.allowed && v8.mustNotAllow.notAllowed >= v7.mustNotAllow.notAllowed, name);
+    }
+  });
+
   test('version 7 allows every benign control that version 6 allows, in every corpus, and holds every case version 6 holds', () => {
     for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json']) {
       const cases = load(name);
@@ -211,11 +241,11 @@ interface RecordedDecision {
   readonly decision: GateDecision;
 }
 
-for (const frozen of [1, 2, 3, 4, 5, 6] as const) describe(`rules version ${frozen} is frozen`, () => {
+for (const frozen of [1, 2, 3, 4, 5, 6, 7] as const) describe(`rules version ${frozen} is frozen`, () => {
   test(`every recorded version-${frozen} decision replays byte for byte with rulesVersion ${frozen}`, () => {
     const recorded = (JSON.parse(readFileSync(join(vectors, `rules-v${frozen}-decisions.json`), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
     const files = new Map<string, Map<string, CorpusCase>>();
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
     const packet = new Map((JSON.parse(readFileSync(join(vectors, 'authorization-packet.json'), 'utf8')) as { name: string; now: string; channel: DecideCommand['channel']; context: DecideCommand['context']; proposal: DecideCommand['proposal']; grants: ScenarioGrant[] }[]).map((s) => [s.name, s]));
     let compared = 0;
     let differ = 0;
@@ -239,7 +269,8 @@ for (const frozen of [1, 2, 3, 4, 5, 6] as const) describe(`rules version ${froz
       compared += 1;
     }
     assert.ok(compared >= 1500);
-    // The latest version does decide differently: the replay above is not vacuous.
-    assert.ok(differ > (frozen === 1 ? 100 : frozen === 2 ? 10 : frozen === 3 ? 5 : frozen === 4 ? 20 : 30), `${differ} decisions differ`);
+    // The latest version does decide differently: the replay above is not vacuous
+    // (a version's decisions are recorded while it is the latest: for it nothing differs until the next exists).
+    if (frozen < LATEST_RULES_VERSION) assert.ok(differ > (frozen === 1 ? 100 : frozen === 2 ? 10 : frozen === 3 ? 5 : frozen === 4 ? 20 : 30), `${differ} decisions differ`);
   });
 });

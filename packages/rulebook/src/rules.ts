@@ -76,6 +76,13 @@ const V7: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 8: version 7, with the gate's version-8 reading (gate rules-version.ts). */
+const V8: RulesSpec = Object.freeze({
+  version: 8,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 8 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -88,6 +95,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [5, V5],
   [6, V6],
   [7, V7],
+  [8, V8],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
