@@ -20,6 +20,8 @@ const N = Number(process.env.BENCH_PROPOSALS ?? 60);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 100);
 process.env.LEDGER_SIGNATURE_WORKERS ??= '1';
 process.env.LEDGER_LOG_LEVEL ??= 'warn';
+// One agent drives every rate here: its statement budget (100/s by default, a per-agent guard) would cap the curve, not the ledger.
+process.env.LEDGER_API_RATE_LIMIT ??= '1000000/1000000';
 const percentile = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const body = (i) => ({ tool: 'shell', actionType: 'shell.exec', targetResource: 'host/a', recipient: 'none', scope: 'workspace', args: { command: `ls -la /srv/app/hop-${i}` }, query: 'bench', labels: [], channel: 'api', context: {} });

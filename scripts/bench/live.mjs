@@ -26,6 +26,8 @@ const RATE = Number(process.env.BENCH_RATE ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const percentile = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// One agent drives the rate here: its statement budget (100/s by default, a per-agent guard) would cap the bench, not the ledger.
+process.env.LEDGER_API_RATE_LIMIT ??= '1000000/1000000';
 
 function freshHome() {
   const id = randomBytes(4).toString('hex');

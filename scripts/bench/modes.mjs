@@ -35,6 +35,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 process.env.LEDGER_SIGNATURE_WORKERS ??= '1';
 // A line per request would bury the figures.
 process.env.LEDGER_LOG_LEVEL ??= 'warn';
+// One agent drives every rate here: its statement budget (100/s by default, a per-agent guard) would cap the curve, not the ledger.
+process.env.LEDGER_API_RATE_LIMIT ??= '1000000/1000000';
 
 /**
  * Offers `rate` calls per second for SECONDS (open loop: each call starts on its schedule, whether or
