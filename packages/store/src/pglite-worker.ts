@@ -6,8 +6,9 @@ import { PG_COMPATIBLE_PARSERS, type PgliteCall, type PgliteReply } from './pgli
  * Worker-thread host of one PGlite database (see pglite.ts): PGlite's WASM
  * Postgres runs here, so that its work (the projector's transactions, the
  * API's reads) leaves the main thread's event loop to the roles, the HTTP API
- * and the log. The main thread sends one call at a time per session; calls
- * are answered in order.
+ * and the log. The main thread lends its one session to one user at a time
+ * (pglite.ts), so a transaction's statements arrive one after another; each
+ * reply names the call it answers.
  */
 const port = parentPort;
 if (port === null) throw new Error('pglite-worker.js runs as a worker thread');
