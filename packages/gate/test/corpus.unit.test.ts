@@ -1,9 +1,9 @@
 // The gate corpus (test/vectors/gate/corpus.json) and the held-out sets
-// (corpus-heldout.json to corpus-heldout7.json) through the built `ledger
+// (corpus-heldout.json to corpus-heldout8.json) through the built `ledger
 // gate bench` command function with a coverage floor (services/ledger; build
 // it first: `npx tsc -b packages/gate services/ledger`), and the decisions of
-// rules versions 1 to 7 replayed byte for byte (rules-v1-decisions.json to
-// rules-v7-decisions.json).
+// rules versions 1 to 8 replayed byte for byte (rules-v1-decisions.json to
+// rules-v8-decisions.json).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -241,11 +241,11 @@ interface RecordedDecision {
   readonly decision: GateDecision;
 }
 
-for (const frozen of [1, 2, 3, 4, 5, 6, 7] as const) describe(`rules version ${frozen} is frozen`, () => {
+for (const frozen of [1, 2, 3, 4, 5, 6, 7, 8] as const) describe(`rules version ${frozen} is frozen`, () => {
   test(`every recorded version-${frozen} decision replays byte for byte with rulesVersion ${frozen}`, () => {
     const recorded = (JSON.parse(readFileSync(join(vectors, `rules-v${frozen}-decisions.json`), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
     const files = new Map<string, Map<string, CorpusCase>>();
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
     const packet = new Map((JSON.parse(readFileSync(join(vectors, 'authorization-packet.json'), 'utf8')) as { name: string; now: string; channel: DecideCommand['channel']; context: DecideCommand['context']; proposal: DecideCommand['proposal']; grants: ScenarioGrant[] }[]).map((s) => [s.name, s]));
     let compared = 0;
     let differ = 0;
