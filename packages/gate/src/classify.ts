@@ -64,6 +64,27 @@ const CREDENTIAL_PHRASE_CLAUSE = ((): number => {
 })();
 
 
+/** The clause of `behaviour.credentials` that reads credential words in argument names. */
+const CREDENTIAL_KEY_CLAUSE = ((): number => {
+  const compiled = COMPILED_SIGNAL_RULES.find((r) => r.rule.id === 'behaviour.credentials');
+  return compiled?.alternatives[1]?.need ?? 0;
+})();
+
+/** Version 9: the only credential-like argument name is `token`/`tokens` holding a number. */
+function countOnlyTokens(args: unknown): boolean {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return false;
+  let tokens = false;
+  for (const name in args) {
+    if (!Object.hasOwn(args, name)) continue;
+    const value = (args as Record<string, unknown>)[name];
+    if (/^tokens?$/i.test(name)) {
+      if (typeof value !== 'number' && !(typeof value === 'string' && /^\d{1,9}$/.test(value))) return false;
+      tokens = true;
+    } else if (/cred|pass|secret|key|cookie|auth|mnemonic|seed|token/i.test(name)) return false;
+  }
+  return tokens;
+}
+
 /** Version-2 rules fired on the current proposal (same scratch discipline as `fired`). */
 const firedCommand = new Uint8Array(COMMAND_RULES.length);
 let commandFired = false;
@@ -235,6 +256,8 @@ export function classifyInto(
   let clauses =
     views.tool.clauses | views.action.clauses | targetClauses(views.target) | views.scope | views.recipient.clauses | views.environment.clauses | views.argKeys.clauses | views.args.clauses;
   if (rulesVersion >= 2 && kind !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
+  // Version 9: a numeric `tokens` argument (a documentation tool's budget) is a count, not a credential.
+  if (rulesVersion >= 9 && countOnlyTokens(proposal.args)) clauses &= ~CREDENTIAL_KEY_CLAUSE;
   const flags = flagsOf(views, context.crisis === true);
   // Version 8: a payment provider's read-only tool (search, get, list, documentation) is no financial operation.
   const readOnlyMoneyTool = rulesVersion >= 8 && readOnlyToolMemo.get(text(proposal.tool), isReadOnlyTool);

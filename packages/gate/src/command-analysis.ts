@@ -1,6 +1,7 @@
 import { hasOption, programName, readOptions, type Options } from './argv.js';
 import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { programFindingsV8 } from './rules-v8.js';
+import { lineFindingsV9, programFindingsV9 } from './rules-v9.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
 import { DEPENDENCY_MANIFEST, SEVERE_IN_SCRIPTS, kubernetesManifestFindings, manifestFindings, writtenContentFindings } from './file-content-rules.js';
@@ -484,6 +485,7 @@ class Analysis {
       if (this.v5) this.readV5(programName(first.text), first, argv.slice(1), cmd, depth);
       if (this.v6) this.readV6(programName(first.text), argv.slice(1), cmd, depth);
       if (this.v8) programFindingsV8(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
+      if (analysis.v9) programFindingsV9(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
@@ -2869,6 +2871,8 @@ const shellMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ leng
 function analyzeUncached(text: string): readonly number[] {
   const findings = new Findings();
   new Analysis(findings, { produced: new Set() }).shell(text, 0);
+  // Version 9: what a line says beyond its words (statements in application code's literals and here-strings, hook bypass).
+  if (analysis.v9) lineFindingsV9(findings, text);
   return Object.freeze(findings.list.slice());
 }
 

@@ -133,6 +133,15 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('exfiltration.secret_argument', 3, 3, 'a secret-bearing variable ($GITHUB_TOKEN, $*_SECRET, $*_API_KEY, $*PASSWORD) handed to a package runner, or to an HTTP client bound for a host that is not the secret\'s own'),
   rule('supply_chain.remote_runner', 3, 3, 'a package runner told to fetch and run, without asking, a package of no known publisher at its latest version (npx -y pkg@latest)'),
   rule('supply_chain.typosquat', 3, 3, 'installing a package one or two edits from a popular one (crossenv, reqeusts) or a release known to have been compromised (event-stream@3.3.6, ua-parser-js@0.7.29, rest-client 1.6.13, ...)'),
+  // Version 9 (appended: the indexes of the rules above, and so the reasons of versions 2 to 8, stay as they were).
+  rule('destructive.app_statement', 3, 3, 'a database statement run through application code or a framework shell (manage.py shell, rails runner, prisma db execute, node -e or python -c calling query/execute) that drops, truncates, changes every row, grants privileges or changes balances'),
+  rule('evasion.database_protection', 3, 3, 'a statement that turns a database protection off (DISABLE TRIGGER, DISABLE or NO FORCE ROW LEVEL SECURITY, session_replication_role = replica, DROP POLICY, a role given BYPASSRLS or SUPERUSER)'),
+  rule('injection.argument_payload', 3, 3, "an injection payload in a tool's argument: SQL injection shapes, shell command substitution read as the command it runs, or an option smuggled into a value (--output=, --upload-pack, --exec)"),
+  rule('persistence.agent_instructions', 3, 3, "an agent instruction file (CLAUDE.md, AGENTS.md, .cursorrules, .cursor/rules, copilot-instructions.md, .windsurfrules, GEMINI.md) written with commands that fetch and run or that tell the agent not to ask for confirmation"),
+  rule('evasion.hook_bypass', 3, 3, 'commit or push hooks skipped (git commit -n/--no-verify, git push --no-verify, HUSKY=0), or test and security directories deleted together with a commit'),
+  rule('exfiltration.infrastructure_exposure', 3, 3, 'infrastructure as code written to a file that grants administrator rights, exposes data or ports to everyone, or trusts an outside account; or snapshots and images shared with other accounts'),
+  rule('exfiltration.personal_data', 3, 3, 'a message carrying personal data (social security numbers, card numbers, lists of named email addresses) or a bulk text or mail with a link to an unknown host'),
+  rule('execution.external_plugin', 3, 3, 'a linter or tool told to load rules, plugins or modules from a temporary directory or outside the workspace (--rulesdir, --resolve-plugins-relative-to, --require, --plugin)'),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

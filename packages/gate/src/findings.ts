@@ -159,4 +159,13 @@ export const R = {
   secretArgument: ruleIndex('exfiltration.secret_argument'),
   remoteRunner: ruleIndex('supply_chain.remote_runner'),
   typosquat: ruleIndex('supply_chain.typosquat'),
+  // Version 9.
+  appStatement: ruleIndex('destructive.app_statement'),
+  databaseProtection: ruleIndex('evasion.database_protection'),
+  argumentPayload: ruleIndex('injection.argument_payload'),
+  agentInstructions: ruleIndex('persistence.agent_instructions'),
+  hookBypass: ruleIndex('evasion.hook_bypass'),
+  infrastructureExposure: ruleIndex('exfiltration.infrastructure_exposure'),
+  personalData: ruleIndex('exfiltration.personal_data'),
+  externalPlugin: ruleIndex('execution.external_plugin'),
 } as const;

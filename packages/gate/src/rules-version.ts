@@ -96,14 +96,32 @@
  * unmerged work) and does not read a payment provider's read-only tools
  * (search, get, list, documentation) as a financial operation.
  * Its rules are appended to COMMAND_RULES (command-rules.ts).
+ * Version 9 is version 8 with the classes of the misses on the eighth
+ * held-out set read, on every surface (rules-v9.ts): statements run through
+ * application code and framework shells (manage.py shell, rails runner,
+ * prisma db execute, node -e and python -c calling query/execute) judged by
+ * the SQL rules; statements that turn database protections off; injection
+ * payloads in any tool's arguments (SQL injection shapes, command
+ * substitution, options smuggled into values); relative traversal resolved
+ * before the path classes; writes into .git internals; kubeconfig and
+ * admin.conf files as credentials and `gh ... --body-file` of a credential as
+ * a send; infrastructure as code granting admin, public exposure or outside
+ * trust, and snapshots shared with accounts; personal data and phishing in
+ * messages; agent instruction files made to fetch-and-run or skip
+ * confirmation; hook bypass; machinectl, run0 and systemd-run as root;
+ * linters loading plugins from temporary directories; notebooks running
+ * decoded data; merges through MCP tools and hard-coded token comparisons
+ * added to auth checks. Version 9 also allows a search of the project's
+ * source for a credential word and a numeric `tokens` argument.
+ * Its rules are appended to COMMAND_RULES (command-rules.ts).
  */
-export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 8;
+export const LATEST_RULES_VERSION: RulesVersion = 9;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

@@ -2,6 +2,7 @@ import { BoundedCache } from './bounded-cache.js';
 import { analysis } from './analysis-version.js';
 import { R, type Findings } from './findings.js';
 import { canonicalToolName } from './tool-registry.js';
+import { turnsProtectionOff } from './rules-v9.js';
 
 /**
  * Rules version 5: statements that change every row. An UPDATE or DELETE
@@ -97,6 +98,8 @@ const statementFactsMemo = new BoundedCache<StatementFacts>(16_384, 4096);
 export function sqlFindings(findings: Findings, text: string, runShell?: (command: string) => readonly number[]): void {
   if (text.length === 0) return;
   if (statementMemo.get(text, changesEveryRow)) findings.add(R.sqlUnbounded);
+  // Version 9: a statement that turns a protection off (triggers, row level security, replication role, policies, BYPASSRLS).
+  if (analysis.v9 && turnsProtectionOff(text)) findings.add(R.databaseProtection);
   if (!analysis.v6) return;
   const facts = statementFactsMemo.get(text, statementFacts);
   if (facts.bits === 0) return;

@@ -9,6 +9,7 @@ import { argumentsHoldSecret } from './secret-shapes.js';
 import { structuredCallFindings, urlSecretFindings } from './structured-rules.js';
 import { callTextFindings, editorEscapeCommands } from './call-text-rules.js';
 import { callFindingsV8 } from './rules-v8.js';
+import { callFindingsV9 } from './rules-v9.js';
 import { isPlainReadingPython } from './plain-python.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
@@ -367,7 +368,9 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
       const pattern = [object.pattern, object.regex, object.query, object.search].find((v): v is string => typeof v === 'string');
       if (kind === 'list' && pattern !== undefined && SECRET_TERMS.test(pattern)) {
         const where = [object.path, object.directory, object.dir, object.root, object.cwd].find((v): v is string => typeof v === 'string');
-        if (where !== undefined && (pathFacts(where).classes & PathClass.project) === 0) findings.add(R.credentialSearch);
+        // Version 9: searching the project's source tree (src/, lib/, app/, ...) for a credential word is not reading a credential store.
+        const sourceTree = analysis.v9 && where !== undefined && /(?:^|\/)(?:src|lib|app|apps|packages|test|tests|spec|internal|cmd|pkg|server|client|components|services|api|web)(?:\/|$)/.test(where) && !/(?:^|\/)\.[^/.]/.test(where);
+        if (where !== undefined && !sourceTree && (pathFacts(where).classes & PathClass.project) === 0) findings.add(R.credentialSearch);
       }
       walk(object, '', visitRead, 0);
       break;
@@ -445,6 +448,8 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
   }
   // Version 8: argv arrays as the commands they run, LEDGER_* in env objects, sharing, authority, lifecycle scripts, capture URLs, typosquats.
   if (analysis.v8) callFindingsV8(findings, kind, tool, toolWordsMemo.get(tool, canonicalToolName), object, analyzeShell);
+  // Version 9: injection payloads in fields, climbing paths, .git internals, kubeconfigs, IaC exposure, agent instruction files, personal data, merges.
+  if (analysis.v9) callFindingsV9(findings, kind, toolWordsMemo.get(tool, canonicalToolName), object, analyzeShell);
   // Nothing of the call is kept past it.
   visitFindings = NO_FINDINGS;
   visitObject = NO_OBJECT;

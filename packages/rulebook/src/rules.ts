@@ -83,6 +83,13 @@ const V8: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 9: version 8, with the gate's version-9 reading (gate rules-version.ts). */
+const V9: RulesSpec = Object.freeze({
+  version: 9,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 9 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -96,6 +103,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [6, V6],
   [7, V7],
   [8, V8],
+  [9, V9],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
