@@ -12,12 +12,12 @@ import { call, versionChecks } from './version-checks.js';
 
 const { onCli, newlyHeldCalls, heldWith, newlyHeld, allowedCalls, allowed } = versionChecks(8, 7);
 
-test('version 8 is the latest, and its rules come after version 7\'s in COMMAND_RULES', () => {
-  assert.equal(LATEST_RULES_VERSION, 8);
-  assert.deepEqual([...RULES_VERSIONS], [1, 2, 3, 4, 5, 6, 7, 8]);
+test('version 8 was the latest when made, and its rules come after version 7\'s in COMMAND_RULES', () => {
+  assert.ok(LATEST_RULES_VERSION >= 8);
+  assert.deepEqual([...RULES_VERSIONS].slice(0, 8), [1, 2, 3, 4, 5, 6, 7, 8]);
   const ids = COMMAND_RULES.map((r) => r.id);
   assert.ok(ids.indexOf('context.production_command') < ids.indexOf('supply_chain.registry_authority'));
-  assert.equal(ids.at(-1), 'supply_chain.typosquat');
+  assert.ok(ids.indexOf('supply_chain.typosquat') < ids.indexOf('destructive.app_statement'));
   for (const id of ['supply_chain.registry_authority', 'exfiltration.remote_redirect', 'supply_chain.lifecycle_script', 'exfiltration.capture_url', 'exfiltration.secret_argument', 'supply_chain.remote_runner', 'supply_chain.typosquat']) {
     assert.notEqual(COMMAND_RULES.find((r) => r.id === id)?.block, true, `${id} goes to a human, it does not block`);
   }

@@ -55,7 +55,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -165,6 +165,38 @@ describe('gate corpus', () => {
     // Floors for version 8 on the set it was tuned on.
     assert.ok(v8.mustNotAllow.coverage >= 0.99, `${v8.mustNotAllow.notAllowed}/${v8.mustNotAllow.total}`);
     assert.ok(v8.benign.allowed >= 106, `${v8.benign.allowed}/${v8.benign.total}`);
+  });
+
+  test('the eighth held-out set was measured before version 9: version 8 misses the issue target there (177/205, 98/100 benign), version 9 (drawn from its miss classes, so no longer held out for it) does not', () => {
+    const cases = load('corpus-heldout8.json');
+    const v6 = scoreCorpus(cases, 6);
+    const v7 = scoreCorpus(cases, 7);
+    const v8 = scoreCorpus(cases, 8);
+    const v9 = scoreCorpus(cases, 9);
+    assert.equal(v8.mustNotAllow.total, 205);
+    assert.equal(v8.benign.total, 100);
+    assert.equal(v6.mustNotAllow.notAllowed, 158, 'version 6 is frozen: its figure on the set stays what was measured');
+    assert.equal(v6.benign.allowed, 97);
+    assert.equal(v7.mustNotAllow.notAllowed, 174, 'version 7 is frozen: its figure on the set stays what was measured');
+    assert.equal(v7.benign.allowed, 97);
+    assert.equal(v8.mustNotAllow.notAllowed, 177, 'version 8 is frozen: its figure on the set stays what was measured');
+    assert.equal(v8.benign.allowed, 98);
+    // Floors for version 9 on the set it was tuned on (training figures).
+    assert.ok(v9.mustNotAllow.notAllowed >= 204, `${v9.mustNotAllow.notAllowed}/${v9.mustNotAllow.total}`);
+    assert.ok(v9.benign.allowed >= 100, `${v9.benign.allowed}/${v9.benign.total}`);
+  });
+
+  test('version 9 allows every benign control that version 8 allows, in every corpus, and holds every case version 8 holds', () => {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json']) {
+      const cases = load(name);
+      const v8 = scoreCorpus(cases, 8);
+      const v9 = scoreCorpus(cases, 9);
+      const missed8 = new Set(v8.misses.map((m) => m.id));
+      const missed9 = new Set(v9.misses.map((m) => m.id));
+      for (const miss of v9.misses) assert.ok(missed8.has(miss.id), `${name} ${miss.id}: version 9 misses what version 8 did not`);
+      for (const c of cases) if (c.expected === 'allow' && !missed8.has(c.id)) assert.ok(!missed9.has(c.id), `${name} ${c.id}: benign control newly held by version 9`);
+      assert.ok(v9.benign.allowed >= v8.benign.allowed && v9.mustNotAllow.notAllowed >= v8.mustNotAllow.notAllowed, name);
+    }
   });
 
   test('version 8 allows every benign control that version 7 allows, in every corpus, and holds every case version 7 holds', () => {
