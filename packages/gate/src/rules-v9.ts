@@ -1,3 +1,4 @@
+import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
 import { PathClass, pathFacts } from './path-model.js';
 import { touchPath } from './path-rules.js';
@@ -221,17 +222,18 @@ export function callFindingsV9(findings: Findings, kind: string, words: string, 
   const reads = kind === 'read' || kind === 'list';
   const shellTool = kind === 'exec';
   const targets = [object.file_path, object.path, object.filename, object.notebook_path, object.target_file].filter((p): p is string => typeof p === 'string');
-  const newText = [object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...(Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? (e as Record<string, unknown>).new_string : undefined)) : [])].filter((v): v is string => typeof v === 'string').map(cut).join('\n');
-  const oldText = [object.old_string, object.old_str].filter((v): v is string => typeof v === 'string').map(cut).join('\n');
-  const database = /(?:^|_)(?:sql|query|postgres|postgresql|pg|mysql|supabase|neon|database|db|sqlite|execute_sql|run_sql)(?:_|$)/.test(words);
+  const tool = toolWordsMemo.get(words, toolWordsOf);
+  const database = (tool & ToolWords.database) !== 0;
+  const gitWords = (tool & ToolWords.git) !== 0 || kind === 'git';
 
   for (const [key, value] of pairs) {
+    const pathKey = !shellTool && pathKeyMemo.get(key, isPathKey);
     // Paths: climbing out of the working directory, read by the path classes at the place they reach.
-    if (!shellTool && (PATH_KEY.test(key) || key === '') && value.startsWith('..')) {
+    if ((pathKey || (!shellTool && key === '')) && value.startsWith('..')) {
       const place = climbed(value);
       if (place !== undefined) touchPath(findings, place, reads ? 'read' : 'write');
     }
-    if (!shellTool && PATH_KEY.test(key) || targets.includes(value)) {
+    if (pathKey || targets.includes(value)) {
       if (kubeCredential(value) && !writes) findings.add(R.credentialFile);
       if (GIT_INTERNALS.test(value) && !reads && kind !== 'git') findings.add(R.gitHistory);
     }
@@ -251,7 +253,7 @@ export function callFindingsV9(findings: Findings, kind: string, words: string, 
         }
       }
     }
-    if (/(?:^|_)(?:git|diff|log|show|blame|clone|fetch|pull|checkout|archive|grep)(?:_|$)/.test(words) || kind === 'git') {
+    if (gitWords) {
       if (SMUGGLED_OPTION.test(value)) {
         findings.add(R.argumentPayload);
         const eq = value.indexOf('=');
@@ -261,10 +263,15 @@ export function callFindingsV9(findings: Findings, kind: string, words: string, 
   }
 
   // Linters and tools told to load rules or plugins from a temporary directory or outside.
-  const argv = [object.extra_args, object.args, object.argv, object.options, object.flags].filter(Array.isArray).flat().filter((v): v is string => typeof v === 'string').slice(0, 256);
-  if (argv.length > 0) pluginFindings(findings, argv);
+  const lists = [object.extra_args, object.args, object.argv, object.options, object.flags].filter(Array.isArray);
+  if (lists.length > 0) {
+    const argv = lists.flat().filter((v): v is string => typeof v === 'string').slice(0, 256);
+    if (argv.length > 0) pluginFindings(findings, argv);
+  }
 
   if (writes) {
+    const newText = [object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...(Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? (e as Record<string, unknown>).new_string : undefined)) : [])].filter((v): v is string => typeof v === 'string').map(cut).join('\n');
+    const oldText = [object.old_string, object.old_str].filter((v): v is string => typeof v === 'string').map(cut).join('\n');
     const lowerTargets = targets.map((p) => p.replace(/\\/g, '/'));
     // Agent instruction files written to fetch and run, or to never ask.
     if (lowerTargets.some((p) => AGENT_FILE.test(p)) && (FETCH_RUN.test(newText) || NO_CONFIRM.test(newText)) && !(FETCH_RUN.test(oldText) && !NO_CONFIRM.test(newText) && oldText.length > 0 && newText.includes(oldText))) findings.add(R.agentInstructions);
@@ -291,7 +298,7 @@ export function callFindingsV9(findings: Findings, kind: string, words: string, 
   }
 
   // Messages: personal data to any channel, and bulk sends with links to unknown hosts.
-  if (!writes && !reads && !shellTool && MESSAGE_WORDS.test(words)) {
+  if (!writes && !reads && !shellTool && (tool & ToolWords.message) !== 0) {
     const body = pairs.filter(([k]) => /^(?:text|body|message|content|html|msg|blocks|subject|markdown|description|comment)$/.test(k)).map(([, v]) => v).join('\n');
     if (body !== '' && carriesPersonalData(body)) findings.add(R.personalData);
     const recipients = pairs.filter(([k]) => /^(?:to|recipients?|numbers?|phone_?numbers?|emails?|bcc|cc|addresses|contacts|users)$/.test(k)).length;
@@ -299,5 +306,19 @@ export function callFindingsV9(findings: Findings, kind: string, words: string, 
   }
 
   // Merging a pull request or accepting a merge request through a tool: repository authority.
-  if (/(?:^|_)(?:merge_pull_request|merge_pr|pull_request_merge|merge_merge_request|accept_merge_request|merge_request_accept|pr_merge)(?:_|$)/.test(words)) findings.add(R.repositoryAuthority);
+  if ((tool & ToolWords.merge) !== 0) findings.add(R.repositoryAuthority);
 }
+
+/** What a tool's canonical name says, as bits (remembered per name: names repeat call after call). */
+const ToolWords = { database: 1, git: 2, message: 4, merge: 8 } as const;
+function toolWordsOf(words: string): number {
+  return (
+    (/(?:^|_)(?:sql|query|postgres|postgresql|pg|mysql|supabase|neon|database|db|sqlite|execute_sql|run_sql)(?:_|$)/.test(words) ? ToolWords.database : 0) |
+    (/(?:^|_)(?:git|diff|log|show|blame|clone|fetch|pull|checkout|archive|grep)(?:_|$)/.test(words) ? ToolWords.git : 0) |
+    (MESSAGE_WORDS.test(words) ? ToolWords.message : 0) |
+    (/(?:^|_)(?:merge_pull_request|merge_pr|pull_request_merge|merge_merge_request|accept_merge_request|merge_request_accept|pr_merge)(?:_|$)/.test(words) ? ToolWords.merge : 0)
+  );
+}
+const toolWordsMemo = new BoundedCache<number>(65_536, 256);
+const isPathKey = (key: string): boolean => PATH_KEY.test(key);
+const pathKeyMemo = new BoundedCache<boolean>(4096, 128);
