@@ -81,7 +81,7 @@ const PRODUCTION_PREFIX = /(?:^|[\s;&|(])(?:export\s+)?(?:rails_env|rack_env|nod
 /** Framework database and migration tasks (a production prefix on them raises their context). */
 const DATABASE_TASK = /\b(?:rails|rake|bin\/rails|bin\/rake)\b[^\n;|&]{0,100}\bdb:|\bprisma\s+(?:migrate|db)\b|\bmanage\.py\s+(?:migrate|flush|dbshell|loaddata)\b|\b(?:sequelize|knex|typeorm|alembic|drizzle-kit|flyway|liquibase)\b|\bartisan\s+(?:migrate|db:)|\bmix\s+ecto\./;
 /** Lockfiles (written only by their package manager). */
-export const LOCKFILE = /(?:^|[\/\s'"=])(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|cargo\.lock|poetry\.lock|pipfile\.lock|uv\.lock|pdm\.lock|go\.sum|gemfile\.lock|composer\.lock|packages\.lock\.json|flake\.lock|mix\.lock|pubspec\.lock|podfile\.lock|package\.resolved)(?:$|[\s'";|&)])/;
+const LOCKFILE = /(?:^|[\/\s'"=])(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|cargo\.lock|poetry\.lock|pipfile\.lock|uv\.lock|pdm\.lock|go\.sum|gemfile\.lock|composer\.lock|packages\.lock\.json|flake\.lock|mix\.lock|pubspec\.lock|podfile\.lock|package\.resolved)(?:$|[\s'";|&)])/;
 /** A shell program that edits a file in place or a redirection or tee that writes one. */
 const SHELL_FILE_EDIT = /\b(?:sed|gsed|perl|ruby)\b[^\n;|&]{0,300}\s-[a-z]*i|(?:^|[^<>&\d])>>?\s*["']?[^\s;|&<>]{0,200}(?:\.lock|lock\.json|lock\.yaml|shrinkwrap\.json|go\.sum|package\.resolved)\b|\btee\b[^\n;|&]{0,200}(?:\.lock|lock\.json|lock\.yaml|shrinkwrap\.json|go\.sum)\b|\b(?:cp|mv|install)\b[^\n;|&]{0,300}\s\S{0,200}(?:\.lock|lock\.json|lock\.yaml|shrinkwrap\.json|go\.sum)["']?\s*(?:$|[;|&])/;
 /** An install source that is not a registry name: a URL, a VCS URL or a package archive. */
@@ -140,7 +140,7 @@ function hijacksSearchPath(value: string): boolean {
 }
 
 /** Bits of one environment assignment (name lowercased, value unquoted). */
-export function environmentBits(name: string, raw: string): number {
+function environmentBits(name: string, raw: string): number {
   const value = raw.replace(/^["']|["']$/g, '').trim();
   const on = value !== '' && !/^(?:0|false|no|off)$/.test(value);
   switch (name) {

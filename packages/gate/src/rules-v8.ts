@@ -171,7 +171,7 @@ function splitSpec(spec: string): [string, string] {
 }
 
 /** True when one package spec installs a typosquat or a compromised release. */
-export function badPackage(spec: string, version = ''): boolean {
+function badPackage(spec: string, version = ''): boolean {
   if (spec.length === 0 || spec.length > 200 || /[:/]{2}|^[./~]|\.(?:tgz|whl|gem|zip)$/.test(spec)) return false;
   const [name, v] = splitSpec(spec);
   if (isBadVersion(name, version !== '' ? version : v)) return true;
@@ -225,7 +225,7 @@ function urlBits(text: string): number {
 // ---------------------------------------------------------------------------
 // Text readings of one string (remembered per string).
 
-export const Text8 = {
+const Text8 = {
   capture: 1 << 0,
   blobUrl: 1 << 1,
   rootKeys: 1 << 2,
@@ -271,7 +271,7 @@ function textBits(raw: string): number {
   return out;
 }
 const textMemo = new BoundedCache<number>(16_384, 4096);
-export function bitsOf8(text: string): number {
+function bitsOf8(text: string): number {
   return text.length > 4096 ? textBits(text) : textMemo.get(text, textBits);
 }
 
@@ -316,7 +316,7 @@ function hostsIn(args: readonly string[]): string[] {
 /** Credential material a file search's pattern names. */
 const CREDENTIAL_PATTERN = /(?:^|[/*\\^(|])(?:\.ssh(?:\/|$)|id_(?:rsa|dsa|ecdsa|ed25519)|\.aws\/(?:credentials|config)|credentials(?:\.json|\.csv)?$|\.git-credentials|\.netrc|\.pgpass|\.my\.cnf|\.kube\/config|\.docker\/config\.json|\.npmrc|\.pypirc|\.gnupg|secring|wallet\.dat|keystore|keychain|\.keychain(?:-db)?|\.kdbx|\.pfx|\.p12|\.jks)|\.(?:pem|ppk|pfx|p12|jks|kdbx|keychain|asc)\b|\bid_rsa|\bid_ed25519|private[_-]?key|\.env\.(?:prod|production)|service[_-]?account.{0,16}\.json/i;
 /** True when a file search pattern names credential material. */
-export function namesCredentialMaterial(pattern: string): boolean {
+function namesCredentialMaterial(pattern: string): boolean {
   return pattern.length < 1024 && CREDENTIAL_PATTERN.test(pattern);
 }
 

@@ -58,7 +58,7 @@ function appStatementFindings(f: Findings, statement: string): void {
 }
 
 /** Statements in the literals of a line that runs application code or a framework shell. */
-export function appSqlFindings(f: Findings, line: string): void {
+function appSqlFindings(f: Findings, line: string): void {
   const text = cut(line);
   if (!APP_SQL_LINE.test(text)) return;
   for (const literal of literals(text)) {
@@ -78,7 +78,7 @@ const TEMP_OR_OUTSIDE = /^(?:\/tmp\b|\/var\/tmp\b|\/dev\/shm\b|\/run\/user\b|\.\
 const PLUGIN_OPTION = /^--(?:rulesdir|rules-dir|resolve-plugins-relative-to|require|plugin|plugins|loader|import|config-loader|experimental-loader)$/;
 
 /** Options that load code from a temporary directory or outside the workspace (argv of any tool). */
-export function pluginFindings(f: Findings, words: readonly string[]): void {
+function pluginFindings(f: Findings, words: readonly string[]): void {
   for (let i = 0; i < words.length && i < 256; i++) {
     const w = words[i] as string;
     const eq = w.indexOf('=');
@@ -176,7 +176,7 @@ function luhn(digits: string): boolean {
 }
 
 /** True when a text carries personal data: an SSN, a card number, or several named email addresses. */
-export function carriesPersonalData(text: string): boolean {
+function carriesPersonalData(text: string): boolean {
   const t = cut(text);
   if (SSN.test(t) && /\b(?:ssn|social|security|name|dob|birth|customer|patient|employee|,)/i.test(t)) return true;
   CARD.lastIndex = 0;
@@ -205,7 +205,7 @@ const GIT_INTERNALS = /(?:^|\/)\.git\/(?:HEAD|ORIG_HEAD|FETCH_HEAD|packed-refs|i
 const KUBE_CREDENTIAL = /(?:^|\/)(?:admin\.conf|kubelet\.conf|controller-manager\.conf|scheduler\.conf|super-admin\.conf|[^/]*\.kubeconfig|kubeconfig[^/]*)$/i;
 
 /** True when a path names a kubeconfig or a control-plane admin.conf (any directory). */
-export function kubeCredential(path: string): boolean {
+function kubeCredential(path: string): boolean {
   return KUBE_CREDENTIAL.test(path) && !/\.(?:md|txt|rst|example|sample|template|tpl)$/i.test(path);
 }
 
