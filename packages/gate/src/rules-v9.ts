@@ -175,13 +175,17 @@ function luhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** True when a text carries personal data: an SSN, a card number, or several named email addresses. */
+/** True when a text carries personal data: an SSN, a card number, or several named email addresses (remembered: message bodies repeat). */
 function carriesPersonalData(text: string): boolean {
+  return text.length > 4096 ? personalDataIn(text) : personalDataMemo.get(text, personalDataIn);
+}
+function personalDataIn(text: string): boolean {
   const t = cut(text);
   if (SSN.test(t) && /\b(?:ssn|social|security|name|dob|birth|customer|patient|employee|,)/i.test(t)) return true;
   CARD.lastIndex = 0;
   for (let m = CARD.exec(t), n = 0; m !== null && n < 64; m = CARD.exec(t), n++) if (luhn(m[0].replace(/[ -]/g, ''))) return true;
-  const emails = t.match(EMAIL) ?? [];
+  // Without an '@' there is no address (the test spares the regular expression a scan that backtracks at every position).
+  const emails = t.indexOf('@') === -1 ? [] : (t.match(EMAIL) ?? []);
   return new Set(emails.slice(0, 256).map((e) => e.toLowerCase())).size >= 3 && /[A-Z][a-z]+[ ,]+[A-Z][a-z]+/.test(t) && /\n|,|;/.test(t);
 }
 
@@ -322,3 +326,4 @@ function toolWordsOf(words: string): number {
 const toolWordsMemo = new BoundedCache<number>(65_536, 256);
 const isPathKey = (key: string): boolean => PATH_KEY.test(key);
 const pathKeyMemo = new BoundedCache<boolean>(4096, 128);
+const personalDataMemo = new BoundedCache<boolean>(16_384, 4096);
