@@ -85,6 +85,13 @@ function countOnlyTokens(args: unknown): boolean {
   return tokens;
 }
 
+/** Version 10: a tool named for searching code (search_codebase, codebase_search, code_search, semantic_search, grep_repo, ...). */
+function isCodeSearchTool(tool: string): boolean {
+  const name = tool.toLowerCase().replace(/^mcp__[^_]+(?:_[^_]+)*?__/, '').replace(/[^a-z0-9]+/g, '_');
+  return /(?:^|_)(?:search|grep|find|query|lookup)(?:_|$)|(?:^|_)(?:codebase_?search|code_?search|semantic_?search)(?:_|$)/.test(name) && /(?:^|_)(?:code|codebase|repo|repository|source|sources|files?|project|workspace|symbols?|semantic)(?:_|$)|codebase/.test(name);
+}
+const codeSearchToolMemo = new BoundedCache<boolean>(4096, 256);
+
 /** Version-2 rules fired on the current proposal (same scratch discipline as `fired`). */
 const firedCommand = new Uint8Array(COMMAND_RULES.length);
 let commandFired = false;
@@ -258,6 +265,8 @@ export function classifyInto(
   if (rulesVersion >= 2 && kind !== 'unknown') clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
   // Version 9: a numeric `tokens` argument (a documentation tool's budget) is a count, not a credential.
   if (rulesVersion >= 9 && countOnlyTokens(proposal.args)) clauses &= ~CREDENTIAL_KEY_CLAUSE;
+  // Version 10: a tool that searches the project's code reads a credential word in its query as a topic ("password reset flow"), not a request for secrets.
+  if (rulesVersion >= 10 && kind === 'unknown' && codeSearchToolMemo.get(text(proposal.tool), isCodeSearchTool)) clauses &= ~CREDENTIAL_PHRASE_CLAUSE;
   const flags = flagsOf(views, context.crisis === true);
   // Version 8: a payment provider's read-only tool (search, get, list, documentation) is no financial operation.
   const readOnlyMoneyTool = rulesVersion >= 8 && readOnlyToolMemo.get(text(proposal.tool), isReadOnlyTool);

@@ -1,6 +1,7 @@
 import { hasOption, programName, readOptions, type Options } from './argv.js';
 import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { programFindingsV8 } from './rules-v8.js';
+import { programFindingsV10 } from './rules-v10.js';
 import { lineFindingsV9, programFindingsV9 } from './rules-v9.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
@@ -293,6 +294,8 @@ class Analysis {
   readonly links = new Map<string, string>();
   /** Reading for rules version 8 (analysis-version.ts). */
   readonly v8 = analysis.v8;
+  /** Reading for rules version 10 (analysis-version.ts). */
+  readonly v10 = analysis.v10;
 
   constructor(
     readonly findings: Findings,
@@ -486,6 +489,7 @@ class Analysis {
       if (this.v6) this.readV6(programName(first.text), argv.slice(1), cmd, depth);
       if (this.v8) programFindingsV8(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       if (analysis.v9) programFindingsV9(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
+      if (analysis.v10) programFindingsV10(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
@@ -2406,7 +2410,8 @@ class Analysis {
       for (let i = 0; i < args.length; i++) {
         const w = args[i] as Word;
         if ((w.text === '-in' && !certificate || w.text === '-inkey' || w.text === '-key') && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'read');
-        if (w.text === '-out' && args[i + 1] !== undefined) this.touch((args[i + 1] as Word).text, 'write');
+        // Version 10: a key or certificate generated into the project's own tree (certs/dev-key.pem) is new material, not a credential store written.
+        if ((w.text === '-out' || this.v10 && w.text === '-keyout') && args[i + 1] !== undefined && !(this.v10 && KEY_GENERATION.test(sub) && projectOwnPath((args[i + 1] as Word).text))) this.touch((args[i + 1] as Word).text, 'write');
       }
       return;
     }
@@ -2863,6 +2868,15 @@ class Analysis {
 }
 
 /** Names of common commands: a function or alias with one of these names shadows what the user expects to run. */
+/** Version 10: openssl subcommands that generate keys, requests and certificates. */
+const KEY_GENERATION = /^(?:req|genrsa|genpkey|ecparam|x509|gendsa|dhparam)$/;
+
+/** Version 10: a path inside the project's own tree, outside any dot directory (`certs/dev-key.pem`, not `.ssh/id_rsa` nor `../x`). */
+function projectOwnPath(raw: string): boolean {
+  const facts = pathFacts(raw);
+  return (facts.classes & PathClass.project) !== 0 && !/(?:^|\/)\.[^/.]/.test(facts.normal) && !facts.normal.startsWith('..');
+}
+
 const COMMON_COMMANDS: ReadonlySet<string> = new Set(['sudo', 'su', 'ls', 'cd', 'cat', 'ssh', 'scp', 'git', 'curl', 'wget', 'ps', 'kill', 'rm', 'cp', 'mv', 'echo', 'python', 'python3', 'node', 'npm', 'pip', 'docker', 'kubectl', 'which', 'passwd', 'gpg', 'openssl', 'ledger', 'command', 'type', 'exit', 'history', 'clear', 'vim', 'vi', 'nano', 'grep', 'find', 'id', 'whoami', 'apt', 'apt-get', 'make', 'bash', 'sh']);
 
 /** Memos of the readings of versions 2 to 5 (one per version: their answers differ). */

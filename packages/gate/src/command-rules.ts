@@ -142,6 +142,17 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('exfiltration.infrastructure_exposure', 3, 3, 'infrastructure as code written to a file that grants administrator rights, exposes data or ports to everyone, or trusts an outside account; or snapshots and images shared with other accounts'),
   rule('exfiltration.personal_data', 3, 3, 'a message carrying personal data (social security numbers, card numbers, lists of named email addresses) or a bulk text or mail with a link to an unknown host'),
   rule('execution.external_plugin', 3, 3, 'a linter or tool told to load rules, plugins or modules from a temporary directory or outside the workspace (--rulesdir, --resolve-plugins-relative-to, --require, --plugin)'),
+  // Version 10 (appended: the indexes of the rules above, and so the reasons of versions 2 to 9, stay as they were).
+  rule('impact.backup_destroy', 3, 3, 'backups, snapshots or recovery points deleted or pruned (restic forget/prune, borg delete/prune, kopia snapshot delete, rclone purge of a remote, zfs destroy, btrfs subvolume delete, tmutil delete, vssadmin delete shadows, cloud snapshot and backup deletes)'),
+  rule('impact.account_governance', 3, 3, "a cloud organization left or dismantled: an account leaving or closed, organization policies detached, deleted or not enforced (aws organizations leave-organization, gcloud org-policies delete, az policy assignment delete)"),
+  rule('impact.compute_burst', 3, 3, 'many cloud instances started at once, or accelerator (GPU, TPU) instances: the cost and the shape of resource hijacking'),
+  rule('impact.dns_change', 3, 3, 'DNS records, zones or name servers changed (route53 change-resource-record-sets, gcloud dns record-sets, a DNS tool that creates, updates or deletes a record): where names, logins and mail resolve'),
+  rule('persistence.agent_config', 3, 3, "a coding agent's own configuration changed through its CLI (claude mcp add, claude config set, codex or gemini mcp add): tool servers and settings the next session runs with"),
+  rule('evasion.platform_protection', 3, 3, "an operating system protection turned off or bypassed (Gatekeeper's quarantine attribute removed, spctl --master-disable, csrutil disable, FileVault disabled)"),
+  rule('persistence.web_shell', 3, 3, 'code written that hands what a web request carries to a shell, a process or an evaluator (system($_REQUEST[...]), execSync(req.query...)): a web shell or a remote-execution endpoint'),
+  rule('collection.mail_forwarding', 3, 3, "a mailbox rule or setting that forwards mail to an address (a filter with forward, auto-forwarding turned on)"),
+  rule('impact.phishing_message', 3, 3, 'a message whose text reads as a lure (urgency, an account threat, a credential or prize ask) with a link to an unknown host, or a mass mention (@everyone, <!channel>) with a lure and a link'),
+  rule('money.discount', 3, 3, 'a discount, coupon or price rule of half off or more created or changed through a commerce tool'),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

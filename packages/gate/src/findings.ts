@@ -168,4 +168,15 @@ export const R = {
   infrastructureExposure: ruleIndex('exfiltration.infrastructure_exposure'),
   personalData: ruleIndex('exfiltration.personal_data'),
   externalPlugin: ruleIndex('execution.external_plugin'),
+  // Version 10.
+  backupDestroy: ruleIndex('impact.backup_destroy'),
+  accountGovernance: ruleIndex('impact.account_governance'),
+  computeBurst: ruleIndex('impact.compute_burst'),
+  dnsChange: ruleIndex('impact.dns_change'),
+  agentConfig: ruleIndex('persistence.agent_config'),
+  platformProtection: ruleIndex('evasion.platform_protection'),
+  webShell: ruleIndex('persistence.web_shell'),
+  mailForwarding: ruleIndex('collection.mail_forwarding'),
+  phishingMessage: ruleIndex('impact.phishing_message'),
+  discount: ruleIndex('money.discount'),
 } as const;

@@ -68,6 +68,12 @@ const STARTUP_V3 = new Set(['.bash_aliases', '.bash_functions', '.aliases', '.zs
 /** The agent's own hook and permission settings: they decide whether a call reaches the gate at all. */
 /** Version 3: more places where keys and tokens live (wallets, editor and assistant tokens, tool logins). */
 const CREDENTIAL_DIRS_V3 = ['~/.config/solana/', '~/.config/github-copilot/', '~/.config/code/user/globalstorage/state.vscdb', '~/library/application support/code/user/globalstorage/state.vscdb', '~/.foundry/keystores/', '~/.brownie/accounts/', '~/.monero/', '~/.config/exodus/', '~/.config/atomic/', '~/.gem/credentials', '~/.m2/settings-security.xml', '~/.config/stripe/', '~/.wrangler/', '~/.config/configstore/', '~/.cloudflared/', '~/.config/ngrok/', '~/.supabase/', '~/.codex/auth.json', '~/.config/gcloud/', '~/.local/share/solana/', '~/.config/op/', '~/.1password/', '~/.config/keybase/', '~/.tsh/', '~/.vault-token'];
+/**
+ * Version 10: a source file inside the project's tree (no dot directory, no
+ * secrets directory, not a dotfile) whose name holds a credential word among
+ * others; a file named only for the word (secrets.py) stays a credential.
+ */
+const SOURCE_NAMED_FOR_SECRETS = /^(?!\.{1,2}\/|~|\/)(?!.*(?:^|\/)\.)(?!.*(?:^|\/)(?:secrets?|private[_-]?keys?)\/)(?:[\w@+-]+\/)*[\w@+-][\w.@+-]*\.(?:ts|tsx|js|jsx|mjs|cjs|py|rb|go|java|kt|kts|rs|cs|php|swift|scala|c|h|cc|cpp|hpp|vue|svelte|dart|ex|exs|md|mdx)$/;
 /** Version 3: directories on a user's PATH where a file named like a common command shadows it. */
 const USER_BIN = /^(?:~\/(?:\.local\/)?bin|\/usr\/local\/bin|\/opt\/homebrew\/bin)\/([^/]+)$/;
 const SHADOWED = new Set(['sudo', 'su', 'ls', 'cd', 'cat', 'ssh', 'scp', 'git', 'curl', 'wget', 'ps', 'kill', 'rm', 'cp', 'mv', 'python', 'python3', 'node', 'npm', 'npx', 'pip', 'pip3', 'docker', 'kubectl', 'which', 'passwd', 'gpg', 'openssl', 'ledger', 'grep', 'find', 'id', 'whoami', 'make', 'bash', 'sh', 'zsh', 'env', 'less', 'vim', 'vi', 'nano', 'code', 'claude', 'gh', 'aws', 'gcloud', 'terraform', 'yarn', 'pnpm', 'go', 'cargo', 'java', 'ssh-add', 'ssh-agent']);
@@ -85,6 +91,8 @@ function classesV3(findings: Findings, normal: string, classes: number, action: 
   if (normal === '/etc/passwd' || normal === '/etc/group') out &= ~PathClass.credential;
   const slash = normal.lastIndexOf('/');
   const base = normal.slice(slash + 1);
+  // Version 10: project source code named for what it handles (src/lib/password-strength.ts, credentials.schema.ts) is code, not a credential store.
+  if (analysis.v10 && (out & PathClass.credential) !== 0 && SOURCE_NAMED_FOR_SECRETS.test(normal) && !/^(?:secrets?|passwords?|credentials?)\.[a-z]+$/.test(base)) out &= ~PathClass.credential;
   if (STARTUP_V3.has(base) && (normal.startsWith('~') || normal.indexOf('/') === slash)) out |= PathClass.shellStartup;
   if ((out & PathClass.credential) === 0 && normal.charCodeAt(0) === 126 /* ~ */) {
     for (const dir of CREDENTIAL_DIRS_V3) {

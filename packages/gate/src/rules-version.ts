@@ -114,14 +114,31 @@
  * added to auth checks. Version 9 also allows a search of the project's
  * source for a credential word and a numeric `tokens` argument.
  * Its rules are appended to COMMAND_RULES (command-rules.ts).
+ * Version 10 is version 9 with the classes of the misses on the ninth
+ * held-out set read, on every surface (rules-v10.ts): backups, snapshots and
+ * recovery points deleted; a cloud organization left or its policies
+ * dismantled; many or GPU instances started at once; DNS records and zones
+ * changed (CLIs and DNS tools); a coding agent's own configuration changed
+ * through its CLI (claude mcp add); operating system protections turned off
+ * (quarantine attributes, spctl, csrutil); direct container-runtime access on
+ * a node (crictl exec, ctr run) as control-plane access; inline code that
+ * deletes a home or system tree (perl -e remove_tree("/home/dev")); more
+ * statements database clients drop (DROP KEYSPACE, ...); web shells and
+ * remote-execution endpoints written into code; workflows newly triggered by
+ * pull_request_target or workflow_run; template injection in any tool's
+ * field; mail forwarding rules; lure messages with links; discounts of half
+ * off or more. Version 10 also allows keys and certificates generated into
+ * the project's own tree, reads of source files named for what they handle
+ * (password-strength.ts) and a code search for a credential word.
+ * Its rules are appended to COMMAND_RULES (command-rules.ts).
  */
-export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 9;
+export const LATEST_RULES_VERSION: RulesVersion = 10;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

@@ -55,7 +55,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -186,13 +186,30 @@ describe('gate corpus', () => {
     assert.ok(v9.benign.allowed >= 100, `${v9.benign.allowed}/${v9.benign.total}`);
   });
 
-  test('the ninth held-out set was measured before version 10: version 9 misses the issue target there (192/210, 96/100 benign)', () => {
+  test('the ninth held-out set was measured before version 10: version 9 misses the issue target there (192/210, 96/100 benign), version 10 (drawn from its miss classes, so no longer held out for it) does not', () => {
     const cases = load('corpus-heldout9.json');
     const figures = [6, 7, 8, 9].map((v) => scoreCorpus(cases, v as 6 | 7 | 8 | 9));
     assert.equal(figures[0]?.mustNotAllow.total, 210);
     assert.equal(figures[0]?.benign.total, 100);
     // Every version is frozen: its figure on the set stays what was measured (rules 6 176/95, 7 183/95, 8 188/96, 9 192/96).
     assert.deepEqual(figures.map((f) => [f.mustNotAllow.notAllowed, f.benign.allowed]), [[176, 95], [183, 95], [188, 96], [192, 96]]);
+    // Floors for version 10 on the set it was tuned on (training figures).
+    const v10 = scoreCorpus(cases, 10);
+    assert.ok(v10.mustNotAllow.notAllowed >= 210, `${v10.mustNotAllow.notAllowed}/${v10.mustNotAllow.total}`);
+    assert.ok(v10.benign.allowed >= 100, `${v10.benign.allowed}/${v10.benign.total}`);
+  });
+
+  test('version 10 allows every benign control that version 9 allows, in every corpus, and holds every case version 9 holds', () => {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json']) {
+      const cases = load(name);
+      const v9 = scoreCorpus(cases, 9);
+      const v10 = scoreCorpus(cases, 10);
+      const missed9 = new Set(v9.misses.map((m) => m.id));
+      const missed10 = new Set(v10.misses.map((m) => m.id));
+      for (const miss of v10.misses) assert.ok(missed9.has(miss.id), `${name} ${miss.id}: version 10 misses what version 9 did not`);
+      for (const c of cases) if (c.expected === 'allow' && !missed9.has(c.id)) assert.ok(!missed10.has(c.id), `${name} ${c.id}: benign control newly held by version 10`);
+      assert.ok(v10.benign.allowed >= v9.benign.allowed && v10.mustNotAllow.notAllowed >= v9.mustNotAllow.notAllowed, name);
+    }
   });
 
   test('version 9 allows every benign control that version 8 allows, in every corpus, and holds every case version 8 holds', () => {

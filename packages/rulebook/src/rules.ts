@@ -90,6 +90,13 @@ const V9: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 10: version 9, with the gate's version-10 reading (gate rules-version.ts). */
+const V10: RulesSpec = Object.freeze({
+  version: 10,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 10 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -104,6 +111,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [7, V7],
   [8, V8],
   [9, V9],
+  [10, V10],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
