@@ -1,18 +1,14 @@
 import { R, type Findings } from './findings.js';
 import { touchPath } from './path-rules.js';
+import { cut, strings } from './rules-v9.js';
 
 /**
  * Rules version 10: the classes of the misses on the ninth held-out set, read
  * on every surface (a shell program's words, any tool's fields, a file tool's
- * path and content). Untrusted input: every text read is cut (64 KiB), every
+ * path and content). Untrusted input: every text read is cut (64 KiB, rules-v9.ts), every
  * walk bounded (512 nodes, depth 8), and no pattern holds two unbounded runs
  * in a row.
  */
-
-const CUT = 65_536;
-function cut(text: string): string {
-  return text.length > CUT ? text.slice(0, CUT) : text;
-}
 
 /** The first operands of a word list (its subcommands, at most four), lowercased. */
 function operands(words: readonly string[]): string[] {
@@ -292,14 +288,6 @@ function largeDiscount(object: Record<string, unknown>): boolean {
     if (percent && Math.abs(n) >= 50) return true;
   }
   return false;
-}
-
-/** Strings of an object with their keys (bounded walk). */
-function strings(value: unknown, key: string, depth: number, out: [string, string][], budget: { n: number }): void {
-  if (depth > 8 || --budget.n < 0) return;
-  if (typeof value === 'string') out.push([key, cut(value)]);
-  else if (Array.isArray(value)) for (let i = 0; i < value.length && i < 256; i++) strings(value[i], key, depth + 1, out, budget);
-  else if (typeof value === 'object' && value !== null) for (const name in value) if (Object.hasOwn(value, name)) strings((value as Record<string, unknown>)[name], name.toLowerCase(), depth + 1, out, budget);
 }
 
 const DNS_TOOL = /(?:^|_)(?:dns|dns_record|dns_records|route53|nameserver|nameservers|zone|zones|hosted_zone)(?:_|$)/;

@@ -12,7 +12,8 @@ import { touchPath } from './path-rules.js';
  */
 
 const CUT = 65_536;
-function cut(text: string): string {
+/** A text cut to 64 KiB (what every reading of versions 9 and 10 reads at most). */
+export function cut(text: string): string {
   return text.length > CUT ? text.slice(0, CUT) : text;
 }
 
@@ -189,8 +190,8 @@ function personalDataIn(text: string): boolean {
   return new Set(emails.slice(0, 256).map((e) => e.toLowerCase())).size >= 3 && /[A-Z][a-z]+[ ,]+[A-Z][a-z]+/.test(t) && /\n|,|;/.test(t);
 }
 
-/** Strings of an object with their keys (bounded walk). */
-function strings(value: unknown, key: string, depth: number, out: [string, string][], budget: { n: number }): void {
+/** Strings of an object with their keys, lowercased, and their values cut (bounded walk). */
+export function strings(value: unknown, key: string, depth: number, out: [string, string][], budget: { n: number }): void {
   if (depth > 8 || --budget.n < 0) return;
   if (typeof value === 'string') out.push([key, value.length > CUT ? value.slice(0, CUT) : value]);
   else if (Array.isArray(value)) for (let i = 0; i < value.length && i < 256; i++) strings(value[i], key, depth + 1, out, budget);
