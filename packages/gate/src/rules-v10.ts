@@ -1,3 +1,4 @@
+import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
 import { touchPath } from './path-rules.js';
 import { cut, strings } from './rules-v9.js';
@@ -158,8 +159,12 @@ function inlineTreeDelete(f: Findings, name: string, words: readonly string[]): 
 const DROPS_MORE = /\bdrop\s+(?:keyspace|columnfamily|tablespace|materialized\s+view|owned\s+by|extension|publication|subscription|index|view|function|procedure|sequence|type)\b/i;
 const DATABASE_CLIENT = /^(?:psql|mysql|mariadb|sqlite3|cqlsh|clickhouse-client|cockroach|snowsql|bq|duckdb|mongosh|mongo|sqlcmd|influx|trino|presto|beeline|impala-shell|spark-sql|vsql|isql|db2|sqlplus)$/;
 
+/** The programs {@link programFindingsV10} reads besides interpreters and database clients. */
+const PROGRAMS: ReadonlySet<string> = new Set(['restic', 'borg', 'borgmatic', 'kopia', 'tarsnap', 'duplicity', 'rclone', 'zfs', 'zpool', 'btrfs', 'lvremove', 'vgremove', 'pvremove', 'tmutil', 'vssadmin', 'wbadmin', 'aws', 'gcloud', 'az', 'doctl', 'flarectl', 'nsupdate', 'claude', 'codex', 'gemini', 'cursor-agent', 'amp', 'goose', 'qwen', 'opencode', 'aider', 'crictl', 'ctr', 'nerdctl', 'xattr', 'spctl', 'csrutil', 'defaults', 'fdesetup']);
+
 /** Reads a program's words for version 10 (its name without path, its arguments as their texts). */
 export function programFindingsV10(f: Findings, name: string, words: readonly string[]): void {
+  if (!PROGRAMS.has(name) && !INTERPRETER.test(name) && !DATABASE_CLIENT.test(name)) return;
   if (deletesBackups(name, words)) f.add(R.backupDestroy);
   if (governanceChange(name, words)) f.add(R.accountGovernance);
   if (computeBurst(name, words)) f.add(R.computeBurst);
@@ -240,8 +245,13 @@ const LURES: readonly RegExp[] = [
 /** Hosts a lure's link would not point at (the well-known services themselves). */
 const WELL_KNOWN_HOST = /^(?:[\w-]+\.)*(?:github\.com|gitlab\.com|google\.com|microsoft\.com|apple\.com|slack\.com|atlassian\.net|notion\.so|zoom\.us|stripe\.com|amazon\.com|aws\.amazon\.com|office\.com|live\.com|okta\.com)$/i;
 
-/** True when a message body reads as a lure: a link elsewhere with two kinds of lure words, two words of a prize, or a mass mention with one lure. */
+/** True when a message body reads as a lure: a link elsewhere with two kinds of lure words, two words of a prize, or a mass mention with one lure (remembered: bodies repeat). */
 function phishing(body: string): boolean {
+  if (body.indexOf('http') === -1) return false;
+  return body.length > 4096 ? lureIn(body) : lureMemo.get(body, lureIn);
+}
+const lureMemo = new BoundedCache<boolean>(16_384, 4096);
+function lureIn(body: string): boolean {
   const hosts = [...body.matchAll(/\bhttps?:\/\/([\w.-]{1,253})/gi)].slice(0, 32).map((m) => (m[1] as string).toLowerCase());
   if (!hosts.some((h) => !WELL_KNOWN_HOST.test(h))) return false;
   let kinds = 0;
@@ -317,21 +327,52 @@ export function callFindingsV10(findings: Findings, kind: string, words: string,
     return;
   }
   if (kind === 'exec') return;
-  const pairs: [string, string][] = [];
-  strings(object, '', 0, pairs, { n: 512 });
   // Template injection in any field of a tool that is not a shell nor a file writer.
-  for (const [, value] of pairs) if (value.length <= 8192 && (value.indexOf('__') !== -1 || value.indexOf('{') !== -1 || value.indexOf('<') !== -1) && TEMPLATE_INJECTION.test(value)) findings.add(R.argumentPayload);
+  if (templateInjection(object, 0, { n: 512 })) findings.add(R.argumentPayload);
   if (kind === 'read' || kind === 'list') return;
-  const readOnly = READ_VERB.test(words) && !WRITE_VERB.test(words);
+  const named = toolMemo.get(words, toolBits);
+  if (named === 0) return;
   // DNS records and zones changed through a tool.
-  if (!readOnly && (DNS_TOOL.test(words) || (RECORD_TOOL.test(words) && typeof object.type === 'string' && DNS_TYPE.test(object.type))) && (WRITE_VERB.test(words) || typeof object.content === 'string' || typeof object.value === 'string')) findings.add(R.dnsChange);
+  if ((named & Tool.dns) !== 0 || ((named & Tool.record) !== 0 && typeof object.type === 'string' && DNS_TYPE.test(object.type))) {
+    if ((named & Tool.writeVerb) !== 0 || typeof object.content === 'string' || typeof object.value === 'string') findings.add(R.dnsChange);
+  }
   // Mail forwarded elsewhere by a rule or setting.
-  if (!readOnly && MAIL_RULE_TOOL.test(words) && (MAIL_TOOL.test(tool.toLowerCase().replace(/[^a-z0-9]+/g, '_')) || /(?:^|_)forward/.test(words)) && setsForwarding(object, '', 0, { n: 512 })) findings.add(R.mailForwarding);
+  if ((named & Tool.mailRule) !== 0 && (MAIL_TOOL.test(tool.toLowerCase().replace(/[^a-z0-9]+/g, '_')) || /(?:^|_)forward/.test(words)) && setsForwarding(object, '', 0, { n: 512 })) findings.add(R.mailForwarding);
   // Messages that read as a lure, to a channel or a phone.
-  if (MESSAGE_TOOL.test(words) && !readOnly) {
+  if ((named & Tool.message) !== 0) {
+    const pairs: [string, string][] = [];
+    strings(object, '', 0, pairs, { n: 512 });
     const body = pairs.filter(([k]) => MESSAGE_BODY_KEY.test(k)).map(([, v]) => v).join('\n');
     if (body !== '' && phishing(body)) findings.add(R.phishingMessage);
   }
   // Discounts of half or more through a commerce tool.
-  if (DISCOUNT_TOOL.test(words) && !readOnly && largeDiscount(object)) findings.add(R.discount);
+  if ((named & Tool.discount) !== 0 && largeDiscount(object)) findings.add(R.discount);
 }
+
+/** True when a string of the arguments (bounded walk) holds a template-injection shape. */
+function templateInjection(value: unknown, depth: number, budget: { n: number }): boolean {
+  if (depth > 8 || --budget.n < 0) return false;
+  if (typeof value === 'string') return value.length <= 8192 && (value.indexOf('__') !== -1 || value.indexOf('{') !== -1 || value.indexOf('<') !== -1) && TEMPLATE_INJECTION.test(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length && i < 256; i++) if (templateInjection(value[i], depth + 1, budget)) return true;
+  } else if (typeof value === 'object' && value !== null) {
+    for (const name in value) if (Object.hasOwn(value, name) && templateInjection((value as Record<string, unknown>)[name], depth + 1, budget)) return true;
+  }
+  return false;
+}
+
+/** What a tool's canonical name says for version 10, as bits (remembered per name: names repeat call after call); 0 for read-only tools. */
+const Tool = { dns: 1, record: 2, writeVerb: 4, mailRule: 8, message: 16, discount: 32 } as const;
+function toolBits(words: string): number {
+  const writeVerb = WRITE_VERB.test(words);
+  if (READ_VERB.test(words) && !writeVerb) return 0;
+  return (
+    (DNS_TOOL.test(words) ? Tool.dns : 0) |
+    (RECORD_TOOL.test(words) ? Tool.record : 0) |
+    (writeVerb ? Tool.writeVerb : 0) |
+    (MAIL_RULE_TOOL.test(words) ? Tool.mailRule : 0) |
+    (MESSAGE_TOOL.test(words) ? Tool.message : 0) |
+    (DISCOUNT_TOOL.test(words) ? Tool.discount : 0)
+  );
+}
+const toolMemo = new BoundedCache<number>(65_536, 256);
