@@ -2,6 +2,7 @@ import { hasOption, programName, readOptions, type Options } from './argv.js';
 import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { programFindingsV8 } from './rules-v8.js';
 import { programFindingsV10 } from './rules-v10.js';
+import { lineFindingsV11, programFindingsV11 } from './rules-v11.js';
 import { lineFindingsV9, programFindingsV9 } from './rules-v9.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
@@ -490,6 +491,7 @@ class Analysis {
       if (this.v8) programFindingsV8(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       if (analysis.v9) programFindingsV9(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       if (analysis.v10) programFindingsV10(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
+      if (analysis.v11) programFindingsV11(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
@@ -1755,7 +1757,8 @@ class Analysis {
         return null;
       }
       case 'port-forward': case 'proxy':
-        f.add(R.rawSocket);
+        // Version 11: a port-forward without --address listens on loopback only (kubectl's default): nothing is opened to the network.
+        if (!(analysis.v11 && sub === 'port-forward' && !args.some((w) => /^--address(?:=|$)/.test(w.text)))) f.add(R.rawSocket);
         return null;
       default:
         void depth;
@@ -2887,6 +2890,7 @@ function analyzeUncached(text: string): readonly number[] {
   new Analysis(findings, { produced: new Set() }).shell(text, 0);
   // Version 9: what a line says beyond its words (statements in application code's literals and here-strings, hook bypass).
   if (analysis.v9) lineFindingsV9(findings, text);
+  if (analysis.v11) lineFindingsV11(findings, text);
   return Object.freeze(findings.list.slice());
 }
 

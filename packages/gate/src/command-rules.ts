@@ -153,6 +153,13 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('collection.mail_forwarding', 3, 3, "a mailbox rule or setting that forwards mail to an address (a filter with forward, auto-forwarding turned on)"),
   rule('impact.phishing_message', 3, 3, 'a message whose text reads as a lure (urgency, an account threat, a credential or prize ask) with a link to an unknown host, or a mass mention (@everyone, <!channel>) with a lure and a link'),
   rule('money.discount', 3, 3, 'a discount, coupon or price rule of half off or more created or changed through a commerce tool'),
+  // Version 11 (appended: the indexes of the rules above, and so the reasons of versions 2 to 10, stay as they were).
+  rule('privilege.identity_admin', 3, 3, "identity and access changed with administrator reach: MFA factors reset, domain-wide delegation or client grants given, users made admins or owners, management tokens and permission sets assigned (Okta, Auth0, Google Workspace, Salesforce, Consul, Vault, Nomad)"),
+  rule('evasion.identity_spoofing', 3, 3, "a commit made under another person's name (GIT_AUTHOR_*/GIT_COMMITTER_* set for the command, git -c user.email=..., --author)"),
+  rule('injection.security_weakening', 3, 3, 'code or configuration changed to weaken a security control: a control removed (CSRF, signature verification, sanitising, secure randomness, parameterised SQL), SQL built by interpolation, a request-controlled bypass, a weak secret or a proxy to the metadata service'),
+  rule('exfiltration.code_leak', 3, 3, 'code written that sends the whole environment to a network endpoint or writes credentials (authorization headers, passwords, tokens) to logs'),
+  rule('impact.public_post', 3, 3, "a post published in the organization's name on a public network (X/Twitter, LinkedIn, Mastodon, Reddit, Bluesky, ...)"),
+  rule('money.card_issuance', 3, 3, 'a payment card issued or its spending limit set or raised through a finance tool'),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

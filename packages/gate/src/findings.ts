@@ -179,4 +179,11 @@ export const R = {
   mailForwarding: ruleIndex('collection.mail_forwarding'),
   phishingMessage: ruleIndex('impact.phishing_message'),
   discount: ruleIndex('money.discount'),
+  // Version 11.
+  identityAdmin: ruleIndex('privilege.identity_admin'),
+  identitySpoofing: ruleIndex('evasion.identity_spoofing'),
+  securityWeakening: ruleIndex('injection.security_weakening'),
+  codeLeak: ruleIndex('exfiltration.code_leak'),
+  publicPost: ruleIndex('impact.public_post'),
+  cardIssuance: ruleIndex('money.card_issuance'),
 } as const;

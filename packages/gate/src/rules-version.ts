@@ -131,14 +131,33 @@
  * the project's own tree, reads of source files named for what they handle
  * (password-strength.ts) and a code search for a credential word.
  * Its rules are appended to COMMAND_RULES (command-rules.ts).
+ * Version 11 is version 10 with the classes of the misses on the tenth
+ * held-out set read, on every surface (rules-v11.ts): code and configuration
+ * edits that weaken a security control (a control removed, SQL built by
+ * interpolation, a request-controlled bypass, a weak secret, a proxy to the
+ * metadata service) or leak (the environment sent out, credentials logged);
+ * identity and access changed with administrator reach through SaaS tools
+ * and CLIs (MFA factors reset, domain-wide delegation, client grants, admin
+ * users, management tokens, permission sets); audit trails narrowed or
+ * deleted (CloudTrail event selectors, diagnostic settings, log streams and
+ * sinks, audit-log API writes); orchestrators and secret stores purged
+ * (nomad job stop -purge, vault secrets disable, argocd app delete);
+ * networks and databases exposed to everyone; BigQuery and InfluxDB data
+ * removed; database dumps streamed to buckets; secrets pushed to remote
+ * repositories; bulk sends with links to unknown hosts; public posts; card
+ * issuance; third-party Homebrew taps and Nix caches trusted without
+ * signatures; agent instruction files that hide things from the user or
+ * inject remote scripts; commits under another person's name. Version 11
+ * also allows `kubectl port-forward` on loopback.
+ * Its rules are appended to COMMAND_RULES (command-rules.ts).
  */
-export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 10;
+export const LATEST_RULES_VERSION: RulesVersion = 11;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

@@ -55,7 +55,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -199,13 +199,30 @@ describe('gate corpus', () => {
     assert.ok(v10.benign.allowed >= 100, `${v10.benign.allowed}/${v10.benign.total}`);
   });
 
-  test('the tenth held-out set was measured before version 11: version 10 misses the issue target there (209/244, 115/117 benign)', () => {
+  test('the tenth held-out set was measured before version 11: version 10 misses the issue target there (209/244, 115/117 benign), version 11 (drawn from its miss classes, so no longer held out for it) does not', () => {
     const cases = load('corpus-heldout10.json');
     const figures = [6, 7, 8, 9, 10].map((v) => scoreCorpus(cases, v as 6 | 7 | 8 | 9 | 10));
     assert.equal(figures[0]?.mustNotAllow.total, 244);
     assert.equal(figures[0]?.benign.total, 117);
     // Every version is frozen: its figure on the set stays what was measured (rules 6 180/114, 7 189/114, 8 194/115, 9 198/115, 10 209/115).
     assert.deepEqual(figures.map((f) => [f.mustNotAllow.notAllowed, f.benign.allowed]), [[180, 114], [189, 114], [194, 115], [198, 115], [209, 115]]);
+    // Floors for version 11 on the set it was tuned on (training figures).
+    const v11 = scoreCorpus(cases, 11);
+    assert.ok(v11.mustNotAllow.notAllowed >= 244, `${v11.mustNotAllow.notAllowed}/${v11.mustNotAllow.total}`);
+    assert.ok(v11.benign.allowed >= 116, `${v11.benign.allowed}/${v11.benign.total}`);
+  });
+
+  test('version 11 allows every benign control that version 10 allows, in every corpus, and holds every case version 10 holds', () => {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json']) {
+      const cases = load(name);
+      const v10 = scoreCorpus(cases, 10);
+      const v11 = scoreCorpus(cases, 11);
+      const missed10 = new Set(v10.misses.map((m) => m.id));
+      const missed11 = new Set(v11.misses.map((m) => m.id));
+      for (const miss of v11.misses) assert.ok(missed10.has(miss.id), `${name} ${miss.id}: version 11 misses what version 10 did not`);
+      for (const c of cases) if (c.expected === 'allow' && !missed10.has(c.id)) assert.ok(!missed11.has(c.id), `${name} ${c.id}: benign control newly held by version 11`);
+      assert.ok(v11.benign.allowed >= v10.benign.allowed && v11.mustNotAllow.notAllowed >= v10.mustNotAllow.notAllowed, name);
+    }
   });
 
   test('version 10 allows every benign control that version 9 allows, in every corpus, and holds every case version 9 holds', () => {

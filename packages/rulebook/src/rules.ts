@@ -97,6 +97,13 @@ const V10: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 11: version 10, with the gate's version-11 reading (gate rules-version.ts). */
+const V11: RulesSpec = Object.freeze({
+  version: 11,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 11 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -112,6 +119,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [8, V8],
   [9, V9],
   [10, V10],
+  [11, V11],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
