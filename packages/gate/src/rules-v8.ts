@@ -272,7 +272,24 @@ function textBits(raw: string): number {
 }
 const textMemo = new BoundedCache<number>(16_384, 4096);
 function bitsOf8(text: string): number {
-  return text.length > 4096 ? textBits(text) : textMemo.get(text, textBits);
+  if (text.length > 4096) return textBits(text);
+  return mayHaveBits8(text) ? textMemo.get(text, textBits) : 0;
+}
+
+/**
+ * False when {@link textBits} is 0 for `text` whatever its letters: each of
+ * its bits needs a `:` (a URL's `://`, a policy's `"Principal":`, a
+ * lifecycle script's `"install":`), a `.` (`.ledger-root-keys`), a `/`
+ * (`/proc/.../environ`) or a `{` (a brace expansion), and lowercasing makes
+ * none of these. Short words and ids (`INV-123456`, `npm test`) are then
+ * answered without a look-up, and kept out of the memo.
+ */
+function mayHaveBits8(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 58 || c === 46 || c === 47 || c === 123) return true;
+  }
+  return false;
 }
 
 /** The lifecycle scripts of a text, name to command (to tell a new or changed one from one already there). */
