@@ -3,6 +3,7 @@ import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
 import { programFindingsV8 } from './rules-v8.js';
 import { programFindingsV10 } from './rules-v10.js';
 import { lineFindingsV11, programFindingsV11 } from './rules-v11.js';
+import { lineFindingsV12, localTestDatabase, programFindingsV12, projectCertificate } from './rules-v12.js';
 import { lineFindingsV9, programFindingsV9 } from './rules-v9.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
@@ -297,6 +298,8 @@ class Analysis {
   readonly v8 = analysis.v8;
   /** Reading for rules version 10 (analysis-version.ts). */
   readonly v10 = analysis.v10;
+  /** Reading for rules version 12 (analysis-version.ts). */
+  readonly v12 = analysis.v12;
 
   constructor(
     readonly findings: Findings,
@@ -436,6 +439,35 @@ class Analysis {
     }
   }
 
+  /**
+   * Version 12: the command a fleet runner sends (salt cmd.run, ansible -m shell/command/raw -a,
+   * pdsh/clush/pssh/knife ssh) is read as a command; ansible's file module with state=absent
+   * deletes its path as a tree.
+   */
+  fleet(name: string, args: readonly Word[], depth: number): void {
+    const texts = args.map((w) => w.text);
+    if (name.startsWith('salt')) {
+      const at = texts.findIndex((t) => /^cmd\.(?:run|shell|script|exec_code)(?:_all)?$/.test(t));
+      if (at !== -1 && texts[at + 1] !== undefined) this.shell(texts[at + 1] as string, depth + 1);
+      return;
+    }
+    if (name === 'ansible') {
+      const module = texts[texts.findIndex((t) => t === '-m' || t === '--module-name') + 1] ?? 'command';
+      const at = texts.findIndex((t) => t === '-a' || t === '--args');
+      const moduleArgs = at === -1 ? '' : (texts[at + 1] ?? '');
+      if (/^(?:ansible\.builtin\.)?(?:shell|command|raw|script)$/.test(module)) this.shell(moduleArgs, depth + 1);
+      else if (/^(?:ansible\.builtin\.)?file$/.test(module) && /\bstate=absent\b/.test(moduleArgs)) {
+        const path = /\b(?:path|dest|name)=(\S+)/.exec(moduleArgs)?.[1];
+        if (path !== undefined) this.touch(path, 'delete_tree');
+      }
+      return;
+    }
+    // pdsh -w hosts CMD, clush -w hosts CMD, pssh -h hosts CMD, knife ssh QUERY CMD: the last operand is the command.
+    const operands = readOptions(args, new Set(['w', 'x', 'g', 'h', 'H', 'l', 'u', 'p', 't', 'R', 'f', 'O', 'o', 'x', 'i', 'a', 'm', 'P', 'C']), true).operands;
+    const command = operands[operands.length - 1];
+    if (command !== undefined && operands.length >= (name === 'knife' ? 3 : 1)) this.shell(command.text, depth + 1);
+  }
+
   /** Generic reading of arguments: paths are read, URLs reached, `--opt=path` values read. */
   generic(args: readonly Word[]): void {
     for (const w of args) {
@@ -492,6 +524,7 @@ class Analysis {
       if (analysis.v9) programFindingsV9(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       if (analysis.v10) programFindingsV10(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       if (analysis.v11) programFindingsV11(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
+      if (analysis.v12) programFindingsV12(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
@@ -1246,6 +1279,15 @@ class Analysis {
         return this.find(name, args, depth);
       case 'ssh': case 'autossh': case 'mosh':
         return this.ssh(args, cmd, depth);
+      // Version 12: fleet runners run a command or a module on many hosts; the command is read as one.
+      case 'salt': case 'salt-ssh': case 'salt-call': case 'ansible': case 'pdsh': case 'clush': case 'pssh': case 'parallel-ssh': case 'knife':
+        if (this.v12) this.fleet(name, args, depth);
+        else this.generic(args);
+        return null;
+      case 'mkcert':
+        // Version 12: a development certificate written into the project's own tree is new material, not a credential read.
+        if (!(this.v12 && projectCertificate(args.map((w) => w.text)))) this.generic(args);
+        return null;
       case 'docker': case 'podman': case 'nerdctl': case 'finch':
         return this.docker(args, depth);
       case 'kubectl': case 'oc': case 'microk8s.kubectl': case 'k3s':
@@ -2517,6 +2559,8 @@ class Analysis {
   }
 
   database(name: string, args: readonly Word[]): void {
+    // Version 12: a database on this machine named for tests or development is the developer's own to reset.
+    if (this.v12 && localTestDatabase(args.map((w) => w.text))) return;
     const f = this.findings;
     const lower = joinWords(args).toLowerCase();
     if (name === 'dropdb' || name === 'dropuser') f.add(R.database);
@@ -2891,6 +2935,7 @@ function analyzeUncached(text: string): readonly number[] {
   // Version 9: what a line says beyond its words (statements in application code's literals and here-strings, hook bypass).
   if (analysis.v9) lineFindingsV9(findings, text);
   if (analysis.v11) lineFindingsV11(findings, text);
+  if (analysis.v12) lineFindingsV12(findings, text);
   return Object.freeze(findings.list.slice());
 }
 

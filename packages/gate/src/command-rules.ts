@@ -160,6 +160,8 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   rule('exfiltration.code_leak', 3, 3, 'code written that sends the whole environment to a network endpoint or writes credentials (authorization headers, passwords, tokens) to logs'),
   rule('impact.public_post', 3, 3, "a post published in the organization's name on a public network (X/Twitter, LinkedIn, Mastodon, Reddit, Bluesky, ...)"),
   rule('money.card_issuance', 3, 3, 'a payment card issued or its spending limit set or raised through a finance tool'),
+  // Version 12 (appended: the indexes of the rules above, and so the reasons of versions 2 to 11, stay as they were).
+  rule('impact.retention_bypass', 3, 3, 'object lock, legal hold or governance retention bypassed or removed (--bypass-governance-retention, a legal hold set OFF, the lock configuration replaced): data kept by law or policy deleted'),
 ];
 
 /** Index of each rule of {@link COMMAND_RULES}, by id. */

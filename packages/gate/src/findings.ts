@@ -186,4 +186,6 @@ export const R = {
   codeLeak: ruleIndex('exfiltration.code_leak'),
   publicPost: ruleIndex('impact.public_post'),
   cardIssuance: ruleIndex('money.card_issuance'),
+  // Version 12.
+  retentionBypass: ruleIndex('impact.retention_bypass'),
 } as const;

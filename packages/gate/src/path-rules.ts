@@ -74,6 +74,9 @@ const CREDENTIAL_DIRS_V3 = ['~/.config/solana/', '~/.config/github-copilot/', '~
  * others; a file named only for the word (secrets.py) stays a credential.
  */
 const SOURCE_NAMED_FOR_SECRETS = /^(?!\.{1,2}\/|~|\/)(?!.*(?:^|\/)\.)(?!.*(?:^|\/)(?:secrets?|private[_-]?keys?)\/)(?:[\w@+-]+\/)*[\w@+-][\w.@+-]*\.(?:ts|tsx|js|jsx|mjs|cjs|py|rb|go|java|kt|kts|rs|cs|php|swift|scala|c|h|cc|cpp|hpp|vue|svelte|dart|ex|exs|md|mdx)$/;
+/** Version 12: languages whose source files hold code, not configuration values (src/auth/passwords.ts is code; secrets.py may hold secrets). */
+const TYPED_SOURCE = /\.(?:ts|tsx|js|jsx|mjs|cjs|go|java|kt|rs|cs|swift|scala|c|h|cc|cpp|hpp|dart|vue|svelte)$/;
+
 /** Version 3: directories on a user's PATH where a file named like a common command shadows it. */
 const USER_BIN = /^(?:~\/(?:\.local\/)?bin|\/usr\/local\/bin|\/opt\/homebrew\/bin)\/([^/]+)$/;
 const SHADOWED = new Set(['sudo', 'su', 'ls', 'cd', 'cat', 'ssh', 'scp', 'git', 'curl', 'wget', 'ps', 'kill', 'rm', 'cp', 'mv', 'python', 'python3', 'node', 'npm', 'npx', 'pip', 'pip3', 'docker', 'kubectl', 'which', 'passwd', 'gpg', 'openssl', 'ledger', 'grep', 'find', 'id', 'whoami', 'make', 'bash', 'sh', 'zsh', 'env', 'less', 'vim', 'vi', 'nano', 'code', 'claude', 'gh', 'aws', 'gcloud', 'terraform', 'yarn', 'pnpm', 'go', 'cargo', 'java', 'ssh-add', 'ssh-agent']);
@@ -92,7 +95,7 @@ function classesV3(findings: Findings, normal: string, classes: number, action: 
   const slash = normal.lastIndexOf('/');
   const base = normal.slice(slash + 1);
   // Version 10: project source code named for what it handles (src/lib/password-strength.ts, credentials.schema.ts) is code, not a credential store.
-  if (analysis.v10 && (out & PathClass.credential) !== 0 && SOURCE_NAMED_FOR_SECRETS.test(normal) && !/^(?:secrets?|passwords?|credentials?)\.[a-z]+$/.test(base)) out &= ~PathClass.credential;
+  if (analysis.v10 && (out & PathClass.credential) !== 0 && SOURCE_NAMED_FOR_SECRETS.test(normal) && (!/^(?:secrets?|passwords?|credentials?)\.[a-z]+$/.test(base) || (analysis.v12 && TYPED_SOURCE.test(base)))) out &= ~PathClass.credential;
   if (STARTUP_V3.has(base) && (normal.startsWith('~') || normal.indexOf('/') === slash)) out |= PathClass.shellStartup;
   if ((out & PathClass.credential) === 0 && normal.charCodeAt(0) === 126 /* ~ */) {
     for (const dir of CREDENTIAL_DIRS_V3) {

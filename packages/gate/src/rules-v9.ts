@@ -142,7 +142,8 @@ export function lineFindingsV9(f: Findings, line: string): void {
 // ---------------------------------------------------------------------------
 // Any tool's fields.
 
-const SQL_INJECTION = /'\s*(?:or|and)\s+'?[\w]{1,16}'?\s*=\s*'?[\w]{1,16}|'\s*;\s*(?:update|drop|delete|insert|truncate|alter|grant|exec|shutdown|create)\b|\bunion\s+(?:all\s+)?select\b|'\s*(?:--|#|\/\*)|\bor\s+1\s*=\s*1\b|;\s*(?:drop|truncate)\s+table\b|\b(?:sleep|pg_sleep|benchmark|waitfor\s+delay)\s*\(/i;
+/** SQL injection shapes in a field (read by version 9 for every tool that is not a shell nor a database, by version 12 in filters of any tool). */
+export const SQL_INJECTION = /'\s*(?:or|and)\s+'?[\w]{1,16}'?\s*=\s*'?[\w]{1,16}|'\s*;\s*(?:update|drop|delete|insert|truncate|alter|grant|exec|shutdown|create)\b|\bunion\s+(?:all\s+)?select\b|'\s*(?:--|#|\/\*)|\bor\s+1\s*=\s*1\b|;\s*(?:drop|truncate)\s+table\b|\b(?:sleep|pg_sleep|benchmark|waitfor\s+delay)\s*\(/i;
 const SUBSTITUTION = /\$\(([^()]{1,4096})\)|`([^`]{1,4096})`/g;
 const SMUGGLED_OPTION = /^(?:--output(?:-directory)?=|-o\s?\/|--upload-pack(?:=|$)|--receive-pack(?:=|$)|--exec(?:=|$)|--config=|-c\s?core\.|--template=|--git-dir=|--work-tree=)/;
 const PATH_KEY = /(?:^|_)(?:path|file|filename|file_?path|dir|directory|dest|destination|output|out|target|location|folder|to|save_?as|output_?path|out_?file|export_?path)$/i;

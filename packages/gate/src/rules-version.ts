@@ -150,14 +150,40 @@
  * inject remote scripts; commits under another person's name. Version 11
  * also allows `kubectl port-forward` on loopback.
  * Its rules are appended to COMMAND_RULES (command-rules.ts).
+ * Version 12 is version 11 with the classes of the misses on the eleventh
+ * held-out set read, on every surface (rules-v12.ts): code edits that lower
+ * a strength setting (iterations, rounds, key size), turn a check off or an
+ * exemption on, add a broken mode or protocol, unsafe deserialization, any
+ * origin with credentials, permitAll or dropped error reports, or remove a
+ * guard (a refusal status, a redirect or private-address check, a row lock,
+ * a role check); security tests skipped; the environment sent out from any
+ * language; new dependency and hook sources in build files (Gradle, Maven,
+ * NuGet, pre-commit, ...); commands sent by fleet runners (salt cmd.run,
+ * ansible -m shell/file, pdsh, clush, pssh) read as commands; PowerShell
+ * recursive deletes of the home directory or a root; Kafka topics deleted
+ * and offsets reset; S3 lifecycle expiration and retention bypass; Lambda
+ * URLs without auth; MFA devices removed; Keycloak and GitLab admin grants;
+ * aws-auth edits; Pod Security set to privileged; CA-signed SSH
+ * certificates; remote Deno scripts with permissions, `bun pm trust --all`,
+ * Mix archives and Helm repositories over plain HTTP; more statements that
+ * destroy data (DROP COLUMN, mutations deleting every row, VACUUM RETAIN 0,
+ * DROP SCHEMA) on every surface; redis keys deleted by scan; cgroup release
+ * agents written; SQL injection in a filter of any tool; code execution and
+ * LDAP password attributes in tools' fields; monitoring muted everywhere;
+ * files shared externally; a user's login email changed; access policies
+ * opened to everyone; users added to admin groups; payment-redirection
+ * messages. Version 12 also allows dropping a table of a local test
+ * database, mkcert certificates written into the project and source files
+ * of typed languages named only for a credential word (passwords.ts).
+ * Its rules are appended to COMMAND_RULES (command-rules.ts).
  */
-export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 11;
+export const LATEST_RULES_VERSION: RulesVersion = 12;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

@@ -2,6 +2,7 @@ import { BoundedCache } from './bounded-cache.js';
 import { analysis } from './analysis-version.js';
 import { R, type Findings } from './findings.js';
 import { canonicalToolName } from './tool-registry.js';
+import { destroysData } from './rules-v12.js';
 import { turnsProtectionOff } from './rules-v9.js';
 
 /**
@@ -100,6 +101,8 @@ export function sqlFindings(findings: Findings, text: string, runShell?: (comman
   if (statementMemo.get(text, changesEveryRow)) findings.add(R.sqlUnbounded);
   // Version 9: a statement that turns a protection off (triggers, row level security, replication role, policies, BYPASSRLS).
   if (analysis.v9 && turnsProtectionOff(text)) findings.add(R.databaseProtection);
+  // Version 12: columns dropped, every row deleted by a mutation, history vacuumed away, schemas dropped.
+  if (analysis.v12 && destroysData(text)) findings.add(R.database);
   if (!analysis.v6) return;
   const facts = statementFactsMemo.get(text, statementFacts);
   if (facts.bits === 0) return;

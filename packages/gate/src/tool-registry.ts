@@ -11,6 +11,7 @@ import { callTextFindings, editorEscapeCommands } from './call-text-rules.js';
 import { callFindingsV8 } from './rules-v8.js';
 import { callFindingsV10 } from './rules-v10.js';
 import { callFindingsV11 } from './rules-v11.js';
+import { callFindingsV12 } from './rules-v12.js';
 import { callFindingsV9 } from './rules-v9.js';
 import { isPlainReadingPython } from './plain-python.js';
 import { touchPath, type PathAction } from './path-rules.js';
@@ -454,6 +455,7 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
   if (analysis.v9) callFindingsV9(findings, kind, toolWordsMemo.get(tool, canonicalToolName), object, analyzeShell);
   if (analysis.v10) callFindingsV10(findings, kind, toolWordsMemo.get(tool, canonicalToolName), tool, object);
   if (analysis.v11) callFindingsV11(findings, kind, tool, object);
+  if (analysis.v12) callFindingsV12(findings, kind, tool, object);
   // Nothing of the call is kept past it.
   visitFindings = NO_FINDINGS;
   visitObject = NO_OBJECT;

@@ -31,14 +31,15 @@ function allowed(tool: string, args: Record<string, unknown>): void {
 }
 const allowedBash = (command: string): void => allowed('Bash', { command });
 
-test("version 11 is the latest, and its rules come after version 10's in COMMAND_RULES (none blocks: they go to a human)", () => {
-  assert.equal(LATEST_RULES_VERSION, 11);
-  assert.deepEqual([...RULES_VERSIONS], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+test("version 11 was the latest when made, and its rules come after version 10's in COMMAND_RULES (none blocks: they go to a human)", () => {
+  assert.ok(LATEST_RULES_VERSION >= 11);
+  assert.deepEqual([...RULES_VERSIONS].slice(0, 11), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   const ids = COMMAND_RULES.map((r) => r.id);
   for (const id of ['privilege.identity_admin', 'evasion.identity_spoofing', 'injection.security_weakening', 'exfiltration.code_leak', 'impact.public_post', 'money.card_issuance']) {
     assert.ok(ids.indexOf('money.discount') < ids.indexOf(id), id);
     assert.notEqual(COMMAND_RULES.find((r) => r.id === id)?.block, true, id);
   }
+  assert.ok(ids.indexOf('money.card_issuance') < ids.indexOf('impact.retention_bypass'));
 });
 
 test('a: code edits that weaken a security control', () => {

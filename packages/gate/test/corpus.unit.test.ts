@@ -55,7 +55,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -212,13 +212,30 @@ describe('gate corpus', () => {
     assert.ok(v11.benign.allowed >= 116, `${v11.benign.allowed}/${v11.benign.total}`);
   });
 
-  test('the eleventh held-out set was measured before version 12: version 11 misses the issue target there (199/250, 126/132 benign)', () => {
+  test('the eleventh held-out set was measured before version 12: version 11 misses the issue target there (199/250, 126/132 benign), version 12 (drawn from its miss classes, so no longer held out for it) does not', () => {
     const cases = load('corpus-heldout11.json');
     const figures = [6, 7, 8, 9, 10, 11].map((v) => scoreCorpus(cases, v as 6 | 7 | 8 | 9 | 10 | 11));
     assert.equal(figures[0]?.mustNotAllow.total, 250);
     assert.equal(figures[0]?.benign.total, 132);
     // Every version is frozen: its figure on the set stays what was measured.
     assert.deepEqual(figures.map((f) => [f.mustNotAllow.notAllowed, f.benign.allowed]), [[161, 125], [179, 123], [185, 125], [186, 125], [189, 126], [199, 126]]);
+    // Floors for version 12 on the set it was tuned on (training figures).
+    const v12 = scoreCorpus(cases, 12);
+    assert.ok(v12.mustNotAllow.notAllowed >= 250, `${v12.mustNotAllow.notAllowed}/${v12.mustNotAllow.total}`);
+    assert.ok(v12.benign.allowed >= 129, `${v12.benign.allowed}/${v12.benign.total}`);
+  });
+
+  test('version 12 allows every benign control that version 11 allows, in every corpus, and holds every case version 11 holds', () => {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json']) {
+      const cases = load(name);
+      const v11 = scoreCorpus(cases, 11);
+      const v12 = scoreCorpus(cases, 12);
+      const missed11 = new Set(v11.misses.map((m) => m.id));
+      const missed12 = new Set(v12.misses.map((m) => m.id));
+      for (const miss of v12.misses) assert.ok(missed11.has(miss.id), `${name} ${miss.id}: version 12 misses what version 11 did not`);
+      for (const c of cases) if (c.expected === 'allow' && !missed11.has(c.id)) assert.ok(!missed12.has(c.id), `${name} ${c.id}: benign control newly held by version 12`);
+      assert.ok(v12.benign.allowed >= v11.benign.allowed && v12.mustNotAllow.notAllowed >= v11.mustNotAllow.notAllowed, name);
+    }
   });
 
   test('version 11 allows every benign control that version 10 allows, in every corpus, and holds every case version 10 holds', () => {

@@ -104,6 +104,13 @@ const V11: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 12: version 11, with the gate's version-12 reading (gate rules-version.ts). */
+const V12: RulesSpec = Object.freeze({
+  version: 12,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 12 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -120,6 +127,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [9, V9],
   [10, V10],
   [11, V11],
+  [12, V12],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */
