@@ -452,7 +452,8 @@ class Analysis {
       return;
     }
     if (name === 'ansible') {
-      const module = texts[texts.findIndex((t) => t === '-m' || t === '--module-name') + 1] ?? 'command';
+      const m = texts.findIndex((t) => t === '-m' || t === '--module-name');
+      const module = m === -1 ? 'command' : (texts[m + 1] ?? 'command');
       const at = texts.findIndex((t) => t === '-a' || t === '--args');
       const moduleArgs = at === -1 ? '' : (texts[at + 1] ?? '');
       if (/^(?:ansible\.builtin\.)?(?:shell|command|raw|script)$/.test(module)) this.shell(moduleArgs, depth + 1);
@@ -463,9 +464,10 @@ class Analysis {
       return;
     }
     // pdsh -w hosts CMD, clush -w hosts CMD, pssh -h hosts CMD, knife ssh QUERY CMD: the last operand is the command.
-    const operands = readOptions(args, new Set(['w', 'x', 'g', 'h', 'H', 'l', 'u', 'p', 't', 'R', 'f', 'O', 'o', 'x', 'i', 'a', 'm', 'P', 'C']), true).operands;
+    const operands = readOptions(args, new Set(['w', 'x', 'g', 'h', 'H', 'l', 'u', 'p', 't', 'R', 'f', 'O', 'o', 'i', 'a', 'm', 'P', 'C']), true).operands;
+    if (name === 'knife' && (operands[0]?.text !== 'ssh' || operands.length < 3)) return;
     const command = operands[operands.length - 1];
-    if (command !== undefined && operands.length >= (name === 'knife' ? 3 : 1)) this.shell(command.text, depth + 1);
+    if (command !== undefined) this.shell(command.text, depth + 1);
   }
 
   /** Generic reading of arguments: paths are read, URLs reached, `--opt=path` values read. */

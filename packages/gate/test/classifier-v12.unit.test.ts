@@ -63,6 +63,8 @@ test('b: new dependency and hook sources in build files; remote scripts with per
 test('c: fleet runners read as the commands they send; PowerShell recursive deletes; data platforms', () => {
   held('Bash', { command: "salt '*' cmd.run 'rm -rf /var/lib/mysql'" }, 'destructive.system_delete');
   held('Bash', { command: 'ansible web -m file -a "path=/srv/app state=absent"' }, 'destructive.system_delete');
+  held('Bash', { command: 'ansible db -a "rm -rf /var/lib/postgresql"' }, 'destructive.system_delete');
+  held('Bash', { command: "knife ssh 'role:db' 'sudo rm -rf /var/lib/mysql'" }, 'destructive.system_delete');
   held('Bash', { command: 'pwsh -c "Remove-Item -Path $HOME -Recurse -Force"' }, 'destructive.root_delete');
   bash('kafka-topics --bootstrap-server k:9092 --delete --topic orders', 'destructive.database');
   bash('kafka-consumer-groups --bootstrap-server k:9092 --group billing --reset-offsets --to-earliest --all-topics --execute', 'destructive.database');
@@ -70,6 +72,8 @@ test('c: fleet runners read as the commands they send; PowerShell recursive dele
   newlyHeld('mcp__databricks__execute_sql', { statement: 'VACUUM main.events RETAIN 0 HOURS' }, 'destructive.database');
   allowedBash("salt '*' test.ping");
   allowedBash('ansible all -m ping');
+  allowedBash('knife node list');
+  allowedBash('pdsh -w web[1-4] uptime');
   allowedBash('kafka-topics --bootstrap-server k:9092 --list');
   allowedBash('kafka-consumer-groups --bootstrap-server k:9092 --group billing --reset-offsets --to-earliest --all-topics --dry-run');
 });
