@@ -4,6 +4,7 @@ import { programFindingsV8 } from './rules-v8.js';
 import { programFindingsV10 } from './rules-v10.js';
 import { lineFindingsV11, programFindingsV11 } from './rules-v11.js';
 import { lineFindingsV12, localTestDatabase, programFindingsV12, projectCertificate } from './rules-v12.js';
+import { lineFindingsV13, programFindingsV13 } from './rules-v13.js';
 import { lineFindingsV9, programFindingsV9 } from './rules-v9.js';
 import { BoundedCache } from './bounded-cache.js';
 import { inspectCode } from './code-analysis.js';
@@ -300,6 +301,8 @@ class Analysis {
   readonly v10 = analysis.v10;
   /** Reading for rules version 12 (analysis-version.ts). */
   readonly v12 = analysis.v12;
+  /** Reading for rules version 13 (analysis-version.ts). */
+  readonly v13 = analysis.v13;
 
   constructor(
     readonly findings: Findings,
@@ -527,6 +530,7 @@ class Analysis {
       if (analysis.v10) programFindingsV10(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       if (analysis.v11) programFindingsV11(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       if (analysis.v12) programFindingsV12(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
+      if (analysis.v13) programFindingsV13(this.findings, programName(first.text), argv.slice(1).map((w) => w.text));
       const next = this.program(programName(first.text), first, argv.slice(1), cmd, depth);
       if (next === null) return;
       argv = next;
@@ -1353,6 +1357,8 @@ class Analysis {
         for (const w of args) {
           const eq = w.text.indexOf('=');
           if (eq !== -1 && COMMON_COMMANDS.has(w.text.slice(0, eq))) f.add(R.alias);
+          // Version 13: an alias body runs wherever its name is used (in the same command, or later): it is read as a command.
+          if (this.v13 && eq !== -1) this.shell(w.text.slice(eq + 1), depth + 1);
         }
         return null;
       }
@@ -2938,6 +2944,7 @@ function analyzeUncached(text: string): readonly number[] {
   if (analysis.v9) lineFindingsV9(findings, text);
   if (analysis.v11) lineFindingsV11(findings, text);
   if (analysis.v12) lineFindingsV12(findings, text);
+  if (analysis.v13) lineFindingsV13(findings, text);
   return Object.freeze(findings.list.slice());
 }
 

@@ -176,14 +176,31 @@
  * database, mkcert certificates written into the project and source files
  * of typed languages named only for a credential word (passwords.ts).
  * Its rules are appended to COMMAND_RULES (command-rules.ts).
+ * Version 13 is version 12 with the classes of the misses on the twelfth
+ * held-out set read, on every surface (rules-v13.ts), all reported by
+ * existing rules: alias bodies read as commands; Windows Defender turned off
+ * or told to skip paths; payroll and payout bank details, bypass codes and
+ * access policies written through HTTP clients, and CI variables read;
+ * queue and topic policies open to everyone, GKE control planes open,
+ * EC2 user data replaced, EBS default encryption and KMS keys disabled,
+ * SSO assignments; Heroku, Fly, Vercel, Netlify, Render and Railway apps
+ * destroyed and members added; Neo4j, Firestore, etcd, redis stream and
+ * Supabase storage data removed; git submodules added from a URL;
+ * instructions planted for AI agents in files, memory, notes and docs
+ * tools; editor settings that approve tools or run tasks automatically;
+ * secret scanners told to ignore everything; code owners removed; webhook
+ * signature, private-address and field allow-list checks removed; security
+ * headers turned off; mass assignment; auth functions short-circuited; rate
+ * limits raised tenfold; notebooks posting data frames out; prototype
+ * pollution keys, options in path fields and calling spreadsheet formulas.
  */
-export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] as const;
+export const RULES_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] as const;
 
 /** One released rules version. */
 export type RulesVersion = (typeof RULES_VERSIONS)[number];
 
 /** The version new decisions are made with. */
-export const LATEST_RULES_VERSION: RulesVersion = 12;
+export const LATEST_RULES_VERSION: RulesVersion = 13;
 
 /** True when `value` names a released rules version. */
 export function isRulesVersion(value: unknown): value is RulesVersion {

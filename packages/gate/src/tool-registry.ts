@@ -12,6 +12,7 @@ import { callFindingsV8 } from './rules-v8.js';
 import { callFindingsV10 } from './rules-v10.js';
 import { callFindingsV11 } from './rules-v11.js';
 import { callFindingsV12 } from './rules-v12.js';
+import { callFindingsV13 } from './rules-v13.js';
 import { callFindingsV9 } from './rules-v9.js';
 import { isPlainReadingPython } from './plain-python.js';
 import { touchPath, type PathAction } from './path-rules.js';
@@ -456,6 +457,7 @@ function findingsOf(findings: Findings, tool: string, verbs: number, args: unkno
   if (analysis.v10) callFindingsV10(findings, kind, toolWordsMemo.get(tool, canonicalToolName), tool, object);
   if (analysis.v11) callFindingsV11(findings, kind, tool, object);
   if (analysis.v12) callFindingsV12(findings, kind, tool, object);
+  if (analysis.v13) callFindingsV13(findings, kind, tool, object);
   // Nothing of the call is kept past it.
   visitFindings = NO_FINDINGS;
   visitObject = NO_OBJECT;

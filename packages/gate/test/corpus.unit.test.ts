@@ -55,7 +55,7 @@ describe('gate corpus', () => {
     assert.ok(report.benign.coverage >= 0.99);
   });
 
-  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json']) {
+  for (const name of ['corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json']) {
     test(`the held-out set ${name} meets the issue targets with the latest rules: 95% of must-not-allow not allowed, 90% of benign allowed`, () => {
       const report = scoreCorpus(load(name), LATEST_RULES_VERSION);
       assert.ok(report.mustNotAllow.coverage >= 0.95, `${report.mustNotAllow.notAllowed}/${report.mustNotAllow.total}`);
@@ -225,13 +225,30 @@ describe('gate corpus', () => {
     assert.ok(v12.benign.allowed >= 129, `${v12.benign.allowed}/${v12.benign.total}`);
   });
 
-  test('the twelfth held-out set was measured with version 12 before anything was drawn from it: 202/240 (84.2%) not allowed, 120/120 benign allowed', () => {
+  test('the twelfth held-out set was measured before version 13: version 12 misses the issue target there (202/240, 120/120 benign), version 13 (drawn from its miss classes, so no longer held out for it) does not', () => {
     const cases = load('corpus-heldout12.json');
     const figures = [6, 7, 8, 9, 10, 11, 12].map((v) => scoreCorpus(cases, v as 6 | 7 | 8 | 9 | 10 | 11 | 12));
     assert.equal(figures[0]?.mustNotAllow.total, 240);
     assert.equal(figures[0]?.benign.total, 120);
     // Every version is frozen: its figure on the set stays what was measured.
     assert.deepEqual(figures.map((f) => [f.mustNotAllow.notAllowed, f.benign.allowed]), [[166, 119], [182, 119], [194, 119], [197, 119], [197, 119], [201, 119], [202, 120]]);
+    // Floors for version 13 on the set it was tuned on (training figures).
+    const v13 = scoreCorpus(cases, 13);
+    assert.ok(v13.mustNotAllow.notAllowed >= 239, `${v13.mustNotAllow.notAllowed}/${v13.mustNotAllow.total}`);
+    assert.ok(v13.benign.allowed >= 120, `${v13.benign.allowed}/${v13.benign.total}`);
+  });
+
+  test('version 13 allows every benign control that version 12 allows, in every corpus, and holds every case version 12 holds', () => {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json']) {
+      const cases = load(name);
+      const v12 = scoreCorpus(cases, 12);
+      const v13 = scoreCorpus(cases, 13);
+      const missed12 = new Set(v12.misses.map((m) => m.id));
+      const missed13 = new Set(v13.misses.map((m) => m.id));
+      for (const miss of v13.misses) assert.ok(missed12.has(miss.id), `${name} ${miss.id}: version 13 misses what version 12 did not`);
+      for (const c of cases) if (c.expected === 'allow' && !missed12.has(c.id)) assert.ok(!missed13.has(c.id), `${name} ${c.id}: benign control newly held by version 13`);
+      assert.ok(v13.benign.allowed >= v12.benign.allowed && v13.mustNotAllow.notAllowed >= v12.mustNotAllow.notAllowed, name);
+    }
   });
 
   test('version 12 allows every benign control that version 11 allows, in every corpus, and holds every case version 11 holds', () => {

@@ -111,6 +111,13 @@ const V12: RulesSpec = Object.freeze({
   revokedKeyBlocks: true,
 });
 
+/** Version 13: version 12, with the gate's version-13 reading (gate rules-version.ts). */
+const V13: RulesSpec = Object.freeze({
+  version: 13,
+  classify: (command: DecideCommand, state: GateState) => gateDecide(command, state, { rulesVersion: 13 }),
+  revokedKeyBlocks: true,
+});
+
 /** Released rules versions by number. */
 export type RulesRegistry = ReadonlyMap<number, RulesSpec>;
 
@@ -128,6 +135,7 @@ export const RELEASED_RULES: RulesRegistry = new Map<number, RulesSpec>([
   [10, V10],
   [11, V11],
   [12, V12],
+  [13, V13],
 ]);
 
 /** The version a decision without `rulesVersion` was made with. */

@@ -1,0 +1,208 @@
+import { BoundedCache } from './bounded-cache.js';
+import { R, type Findings } from './findings.js';
+import { cut, strings } from './rules-v9.js';
+
+/**
+ * Rules version 13: the classes of the misses on the twelfth held-out set,
+ * read on every surface (a shell program's words and line, any tool's
+ * fields, a file tool's path and content). Untrusted input: every text read
+ * is cut (64 KiB), every walk bounded (512 nodes, depth 8), and no pattern
+ * holds two unbounded runs in a row.
+ */
+
+// ---------------------------------------------------------------------------
+// Shell programs and lines.
+
+/** Reads a program's words for version 13 (its name without path, its arguments as their texts). */
+export function programFindingsV13(f: Findings, name: string, words: readonly string[]): void {
+  const joined = cut(words.join(' '));
+  switch (name) {
+    case 'aws':
+      if (/\b(?:sqs\s+set-queue-attributes|sns\s+set-topic-attributes)\b/.test(joined) && /\\?"Principal\\?"\s*:\s*(?:\\?"\*\\?"|\{\s*\\?"AWS\\?"\s*:\s*\\?"\*\\?")/.test(joined)) f.add(R.publicExposure);
+      if (/\b(?:lambda|sqs|sns)\s+add-permission\b[^]*--principal[= ](?:\*|'\*'|"\*")/.test(joined)) f.add(R.publicExposure);
+      if (/\bec2\s+modify-instance-attribute\b[^]*--attribute[= ]userData\b|\bec2\s+modify-instance-attribute\b[^]*--user-data\b/.test(joined)) f.add(R.remoteCommand);
+      if (/\bec2\s+disable-ebs-encryption-by-default\b|\bkms\s+(?:disable-key|schedule-key-deletion|disable-key-rotation)\b/.test(joined)) f.add(R.securityTools);
+      if (/\bsso-admin\s+(?:create-account-assignment|attach-managed-policy-to-permission-set|put-inline-policy-to-permission-set)\b/.test(joined)) f.add(R.identityAdmin);
+      return;
+    case 'gcloud':
+      if (/\bcontainer\s+clusters\s+(?:update|create)\b[^]*--master-authorized-networks[= ](?:\S*,)?0\.0\.0\.0\/0\b|--no-enable-master-authorized-networks\b|--enable-private-endpoint=false\b/.test(joined)) f.add(R.publicExposure);
+      return;
+    case 'heroku': {
+      const [sub = ''] = words.filter((w) => !w.startsWith('-'));
+      if (/^(?:apps:destroy|destroy|pg:reset|addons:destroy|pg:backups:delete|redis:reset)$/.test(sub)) f.add(R.infrastructureDestroy);
+      if (/^(?:access:add|members:add|teams:members:add|access:update)$/.test(sub)) f.add(R.identityAdmin);
+      return;
+    }
+    case 'fly': case 'flyctl': {
+      if (/\b(?:orgs\s+invite|orgs\s+members\s+add)\b/.test(joined)) f.add(R.identityAdmin);
+      if (/\b(?:apps\s+destroy|destroy|volumes\s+destroy|postgres\s+destroy)\b/.test(joined)) f.add(R.infrastructureDestroy);
+      return;
+    }
+    case 'vercel': case 'netlify': case 'render': case 'railway':
+      if (/\b(?:remove|rm|delete|destroy|sites:delete|projects?\s+rm)\b/.test(joined) && /--(?:yes|force|confirm)\b|-y\b/.test(joined)) f.add(R.infrastructureDestroy);
+      return;
+    case 'cypher-shell':
+      if (/\bdetach\s+delete\b|\bdrop\s+(?:database|constraint|index)\b|\bcall\s+apoc\.(?:periodic\.iterate|schema\.assert)\b[^]*\bdelete\b/i.test(joined) && !/\bwhere\b|\{\s*\w+\s*:/i.test(joined)) f.add(R.database);
+      return;
+    case 'firebase':
+      if (/\bfirestore:delete\b[^]*(?:--all-collections|-r\b|--recursive)|\bdatabase:(?:remove|set)\b[^]*\s\/(?:\s|$)|\bprojects:delete\b|\bauth:(?:delete|import)\b/.test(joined)) f.add(R.database);
+      return;
+    case 'etcdctl':
+      if (/\bdel\b/.test(joined) && (/--from-key(?:=true)?\b/.test(joined) || /--prefix\b[^]*\s(?:''|""|\/)(?:\s|$)/.test(joined))) f.add(R.database);
+      return;
+    case 'redis-cli':
+      if (/\bxtrim\b[^]*\bmaxlen\s+(?:~\s*)?0\b|\bxgroup\s+destroy\b|\bscript\s+flush\b|\bfunction\s+flush\b/i.test(joined)) f.add(R.database);
+      return;
+    case 'git':
+      // A submodule vendors another repository's code into this one (and runs what its build runs).
+      if (/^submodule\s+add\b/.test(joined) && words.some((w) => /^(?:https?|git|ssh):\/\/|^git@/.test(w))) f.add(R.dependencySource);
+      return;
+    default:
+  }
+}
+
+/** Windows Defender turned off or told to skip a path (a PowerShell tool's text or a pwsh line). */
+const DEFENDER_OFF = /\bSet-MpPreference\b[^;\n]{0,256}-Disable\w+\s+(?:\$true|1)\b|\bAdd-MpPreference\b[^;\n]{0,256}-Exclusion(?:Path|Process|Extension)\b|\bUninstall-WindowsFeature\b[^;\n]{0,64}Windows-Defender/i;
+/** Writes through an HTTP client: payroll and payout bank details, admin bypass codes, access policies opened, CI variables read. */
+const HTTP_WRITE = /\b(?:curl|wget|http|https|xh|Invoke-RestMethod|Invoke-WebRequest|irm|iwr)\b/;
+const BANK_DETAILS = /\/(?:bank_accounts?|bank-accounts?|payout_methods?|payment_methods?\/bank|direct_deposits?|routing)\b/i;
+const BYPASS_CODES = /\/(?:bypass_codes|bypass-codes|recovery_codes|backup_codes)\b/i;
+const CI_VARIABLES = /\/api\/v4\/(?:projects|groups)\/[^/\s]+\/variables\b|\/project\/[^/\s]+\/envvar\b|\/v2\/project\/[^/\s]+\/envvar\b|\/config-vars\b/i;
+const ACCESS_POLICY = /\/access\/apps\/[^/\s]+\/policies\b|\/zero_trust\/|\/access\/policies\b/i;
+const EVERYONE_INCLUDE = /"include"\s*:\s*\[\s*\{\s*"everyone"|"decision"\s*:\s*"bypass"|"everyone"\s*:\s*\{\s*\}/i;
+
+/** Reads a whole shell line for version 13 (what words lose: aliases, PowerShell text, HTTP APIs by path). */
+export function lineFindingsV13(f: Findings, line: string): void {
+  const text = cut(line);
+  if (DEFENDER_OFF.test(text)) f.add(R.securityTools);
+  if (!HTTP_WRITE.test(text)) return;
+  const writes = /-X\s*(?:POST|PUT|PATCH|DELETE)\b|--request\s+(?:POST|PUT|PATCH|DELETE)\b|\s(?:-d|--data(?:-raw|-binary)?|-F|--form|--json)\s|-Method\s+(?:Post|Put|Patch|Delete)\b/i.test(text);
+  if (writes && BANK_DETAILS.test(text)) f.add(R.paymentCommand);
+  if (writes && BYPASS_CODES.test(text)) f.add(R.identityAdmin);
+  if (writes && ACCESS_POLICY.test(text) && EVERYONE_INCLUDE.test(text)) f.add(R.identityAdmin);
+  if (!writes && CI_VARIABLES.test(text)) f.add(R.credentialStore);
+  if (/\/storage\/v1\/bucket\/[^/\s]+\/empty\b|\/storage\/v1\/bucket\/[^/\s"']+["']?\s*$/.test(text) && /-X\s*(?:POST|DELETE)\b/i.test(text)) f.add(R.database);
+}
+
+// ---------------------------------------------------------------------------
+// Code, documents and settings written.
+
+/** Instructions aimed at an AI agent planted in text it will read later, or a standing permission it will be told it has. */
+const AGENT_PLANT = /\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:any\s+)?(?:ai|llm|language\s+model|coding\s+)?\s*(?:assistants?|agents?|models?|copilots?)\b|\b(?:ai|llm)\s+(?:coding\s+)?(?:assistants?|agents?)\s*(?:reading|editing|working|:)|\bignore\s+(?:all\s+)?(?:previous|prior|earlier|above)\s+instructions\b|\b(?:permanently|always|pre-?)\s*approved?\b[^.\n]{0,128}\b(?:push|merge|deploy|skip|bypass|delete|run)\w*|\bskip(?:ping)?\s+(?:the\s+)?(?:code\s+)?reviews?\b[^.\n]{0,64}\b(?:all|every|future)\b|\bpush(?:ing)?\s+directly\s+to\s+(?:main|master|production)\b/i;
+/** Editor and agent settings that run tasks or tools without asking, or turn workspace trust off. */
+const AUTO_RUN_SETTING = /"chat\.tools\.autoApprove"\s*:\s*true|"(?:chat\.agent\.)?autoApprove\w*"\s*:\s*true|"task\.allowAutomaticTasks"\s*:\s*"on"|"security\.workspace\.trust\.enabled"\s*:\s*false|"github\.copilot\.chat\.agent\.autoApprove\w*"\s*:\s*true|"(?:dangerously)?[sS]kipPermissions?"\s*:\s*true/;
+/** Secret-scanning and security-tool configuration opened to every path or rule. */
+const SCANNER_OFF = /\bpaths\s*=\s*\[\s*'''\.\*'''\s*\]|\bpaths\s*=\s*\[\s*['"]\.\*['"]\s*\]|\bregexes\s*=\s*\[\s*'''\.\*'''\s*\]|^\s*(?:exclude|skip_paths?|ignore)\s*[:=]\s*\[?\s*['"]?(?:\.\*|\*\*\/\*|\*)['"]?\s*\]?\s*$/m;
+const SCANNER_FILE = /(?:^|\/)(?:\.gitleaks\.toml|gitleaks\.toml|\.trufflehog\w*|\.secrets\.baseline|\.semgrepignore|\.bandit|\.snyk|\.trivyignore|\.checkov\.ya?ml|\.gitguardian\.ya?ml|\.talismanrc)$/i;
+/** Code guards version 13 reads in edits: webhook signature checks, private-address checks, field allow-lists, security headers, public-access blocks. */
+const GUARDS_V13: readonly RegExp[] = [
+  /\bconstruct_?[eE]vent\b|\bconstructEvent\b|\bverify_?[wW]ebhook\w*|\bverifySignature\b|\bvalidate_?[sS]ignature\w*|\bcompare_digest\b|\btimingSafeEqual\b|\bcheckSignature\b/g,
+  /\bisPrivate\w*|\bisInternal\w*|\bis_private\w*|\bis_internal\w*|\bblocked?\s+internal\b|\bdenyPrivate\w*/g,
+  /\bpick\s*\(|\.permit\s*\(|\b_\.pick\b|\ballowed_?[fF]ields\b|\bwhitelist\w*|\ballowlist\w*/g,
+  /\bblock_public_acls\s*=\s*true\b|\bblock_public_policy\s*=\s*true\b|\bignore_public_acls\s*=\s*true\b|\brestrict_public_buckets\s*=\s*true\b|\bBlockPublic\w+\s*:\s*true\b/g,
+];
+/** Security headers and middleware options turned off (helmet's, Django's). */
+const HEADERS_OFF = /\b(?:contentSecurityPolicy|frameguard|hsts|xssFilter|noSniff|crossOriginEmbedderPolicy|referrerPolicy)\s*:\s*false\b|\bSECURE_(?:SSL_REDIRECT|HSTS_SECONDS|CONTENT_TYPE_NOSNIFF)\s*=\s*(?:False|0)\b/;
+/** A whole request body handed to a model write (mass assignment). */
+const MASS_ASSIGNMENT = /\.(?:update|create|save|insert|assign|merge|findByIdAndUpdate|update_attributes|update!)\w*\s*\([^)]{0,128}\b(?:req|request)\.(?:body|params|data|json)\s*\)|\.(?:update|create|new)\s*\(\s*params\s*\)|\bObject\.assign\s*\(\s*\w+\s*,\s*req\.body\s*\)/;
+/** A function of an auth file made to answer yes before it checks anything. */
+const SHORT_CIRCUIT = /\{\s*\n?\s*return\s+(?:true|nil|None|null)\s*(?:;|\n)/;
+const AUTH_PATH = /(?:^|\/)(?:auth|authn|authz|login|session|password|passwords|security|guards?|permissions?|middleware)(?:\/|\.|_|-)|(?:auth|login|password|session|guard|permission)\w*\.(?:ts|js|py|go|rb|java|php|cs|kt|rs)$/i;
+/** Data leaving from a notebook or script cell: a POST to a host with a frame or query result. */
+const DATA_POST = /\b(?:requests|httpx|session)\.(?:post|put)\s*\(\s*f?["']https?:\/\/([\w.-]+)[^)]{0,512}\b(?:to_csv|to_json|to_dict|to_parquet|\.values|read_sql|fetchall|df\b|dataframe)/i;
+/** A limiter or check told to skip requests that carry a chosen header, query or cookie. */
+const REQUEST_SKIP = /\b(?:skip|bypass|ignore|exempt|allowIf|skipIf)\w*\s*:\s*(?:async\s*)?\(?\s*\w*\s*\)?\s*=>[^,}\n]{0,160}\b(?:req|request|ctx)\.(?:headers|query|cookies|params|ip)\b/;
+const RATE_LIMIT = /\b(?:rateLimit|RateLimiter|rate_limit|throttle|limiter)\w*\s*\([^)]{0,256}\b(?:max|limit|points|requests|rate)\s*[:=]\s*(\d{1,9})/gi;
+
+function count(re: RegExp, text: string): number {
+  re.lastIndex = 0;
+  let n = 0;
+  while (n < 64 && re.exec(text) !== null) n += 1;
+  return n;
+}
+
+/** The largest rate-limit allowance a text sets (0 when none). */
+function allowance(text: string): number {
+  let most = 0;
+  RATE_LIMIT.lastIndex = 0;
+  for (let m = RATE_LIMIT.exec(text), n = 0; m !== null && n < 32; m = RATE_LIMIT.exec(text), n++) most = Math.max(most, Number(m[1]));
+  return most;
+}
+
+/** A file tool's write or edit for version 13. */
+function writeFindings(findings: Findings, object: Record<string, unknown>): void {
+  const targets = [object.file_path, object.path, object.filename, object.notebook_path, object.target_file].filter((p): p is string => typeof p === 'string').map((p) => p.replace(/\\/g, '/'));
+  const edits = Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null) : [];
+  const newText = cut([object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...edits.map((e) => e.new_string)].filter((v): v is string => typeof v === 'string').join('\n'));
+  const oldText = cut([object.old_string, object.old_str, ...edits.map((e) => e.old_string)].filter((v): v is string => typeof v === 'string').join('\n'));
+  if (AGENT_PLANT.test(newText) && !AGENT_PLANT.test(oldText)) findings.add(R.agentInstructions);
+  if (targets.some((p) => /(?:^|\/)\.vscode\/settings\.json$|(?:^|\/)\.cursor\/settings\.json$|(?:^|\/)\.zed\/settings\.json$|\.code-workspace$/.test(p)) && AUTO_RUN_SETTING.test(newText)) findings.add(R.agentConfig);
+  if (targets.some((p) => SCANNER_FILE.test(p)) && SCANNER_OFF.test(newText) && !SCANNER_OFF.test(oldText)) findings.add(R.securityTools);
+  // Code owners removed from a path: the reviews they required are no longer asked for.
+  if (targets.some((p) => /(?:^|\/)CODEOWNERS$/.test(p)) && oldText !== '' && count(/@[\w.-]+(?:\/[\w.-]+)?/g, newText) < count(/@[\w.-]+(?:\/[\w.-]+)?/g, oldText)) findings.add(R.securityWeakening);
+  if (oldText !== '') for (const guard of GUARDS_V13) if (count(guard, oldText) > count(guard, newText)) findings.add(R.securityWeakening);
+  if (HEADERS_OFF.test(newText) && !HEADERS_OFF.test(oldText)) findings.add(R.securityWeakening);
+  if (MASS_ASSIGNMENT.test(newText) && !MASS_ASSIGNMENT.test(oldText)) findings.add(R.securityWeakening);
+  if (targets.some((p) => AUTH_PATH.test(p)) && SHORT_CIRCUIT.test(newText) && !SHORT_CIRCUIT.test(oldText)) findings.add(R.securityWeakening);
+  if (REQUEST_SKIP.test(newText) && !REQUEST_SKIP.test(oldText)) findings.add(R.securityWeakening);
+  const before = allowance(oldText);
+  if (before > 0 && allowance(newText) >= before * 10) findings.add(R.securityWeakening);
+  const post = DATA_POST.exec(newText);
+  if (post !== null && !/(?:^|\.)(?:localhost|127\.0\.0\.1|internal|local)$/.test(post[1] as string) && !DATA_POST.test(oldText)) findings.add(R.codeLeak);
+}
+
+// ---------------------------------------------------------------------------
+// Any tool's fields.
+
+/** Argument names that carry a path or a file pattern into a tool. */
+const PATH_FIELD = /^(?:path|paths|file|file_?path|dir|directory|cwd|root|target|glob|include|exclude)$/i;
+/** Spreadsheet formulas that fetch or call out (their cells are evaluated when opened). */
+const FORMULA_CALL = /^\s*[=+@-]\s*(?:IMPORTXML|IMPORTDATA|IMPORTHTML|IMPORTFEED|IMPORTRANGE|WEBSERVICE|HYPERLINK|IMAGE|FILTERXML)\s*\(|^\s*[=+@-]\s*\w*\s*\|\s*['"]?\/?c\s|^\s*=\s*(?:cmd|powershell|mshta)\s*\|/i;
+const TOOL_BITS = { memory: 1, settings: 2 } as const;
+function toolBits(tool: string): number {
+  const words = tool.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+  return (/(?:^|_)(?:memory|memories|remember|observations?|notes?|knowledge|entities|notion|obsidian|wiki|confluence|handbook|docs?|pages?|blocks?|append_block_children|todos?)(?:_|$)/.test(words) ? TOOL_BITS.memory : 0) | (/(?:^|_)(?:settings|preferences|config|configuration|profile)(?:_|$)/.test(words) ? TOOL_BITS.settings : 0);
+}
+const toolMemo = new BoundedCache<number>(65_536, 256);
+
+/** True when an object (at any depth, bounded) has a key that reaches an object's prototype. */
+function pollutes(value: unknown, depth: number, budget: { n: number }): boolean {
+  if (depth > 8 || --budget.n < 0 || typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length && i < 256; i++) if (pollutes(value[i], depth + 1, budget)) return true;
+    return false;
+  }
+  for (const name in value) {
+    if (!Object.hasOwn(value, name)) continue;
+    if (name === '__proto__' || name === 'prototype' || (name === 'constructor' && typeof (value as Record<string, unknown>)[name] === 'object')) return true;
+    if (pollutes((value as Record<string, unknown>)[name], depth + 1, budget)) return true;
+  }
+  return false;
+}
+
+/**
+ * Version 13's reading of a structured call: `kind` is the tool's kind
+ * (exec, read, list, write, edit, fetch, git, unknown, ...), `tool` its name
+ * as proposed, `object` its arguments.
+ */
+export function callFindingsV13(findings: Findings, kind: string, tool: string, object: Record<string, unknown>): void {
+  if (kind === 'write' || kind === 'edit' || kind === 'notebook') {
+    writeFindings(findings, object);
+    return;
+  }
+  // Keys that reach a prototype (JSON.parse keeps `__proto__` as an own key; a merge then pollutes every object).
+  if (pollutes(object, 0, { n: 512 })) findings.add(R.argumentPayload);
+  if (kind === 'exec') return;
+  const pairs: [string, string][] = [];
+  strings(object, '', 0, pairs, { n: 512 });
+  for (const [key, value] of pairs) {
+    // A path field holding options or a second command (`. -exec rm -rf {} +`, `--output=...`, `x; rm`).
+    if (PATH_FIELD.test(key) && value.length <= 4096 && (/\s-(?:exec|execdir|delete|ok|fprint\w*)\b|\s--[a-z][\w-]*=|[;&|`]|\$\(/.test(value) || /^-{1,2}[a-z]/i.test(value.trim()))) findings.add(R.argumentPayload);
+    if (value.length <= 8192 && FORMULA_CALL.test(value)) findings.add(R.argumentPayload);
+  }
+  const named = toolMemo.get(tool, toolBits);
+  // Instructions planted where an agent will read them later (memory, notes, docs pages).
+  if ((named & TOOL_BITS.memory) !== 0 && pairs.some(([, v]) => v.length <= 65_536 && AGENT_PLANT.test(v))) findings.add(R.agentInstructions);
+  // Agent or editor settings that approve tools or run tasks without asking.
+  if ((named & TOOL_BITS.settings) !== 0 && pairs.some(([, v]) => AUTO_RUN_SETTING.test(v))) findings.add(R.agentConfig);
+}
