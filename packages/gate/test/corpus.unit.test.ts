@@ -1,9 +1,9 @@
 // The gate corpus (test/vectors/gate/corpus.json) and the held-out sets
-// (corpus-heldout.json to corpus-heldout12.json) through the built `ledger
+// (corpus-heldout.json to corpus-heldout13.json) through the built `ledger
 // gate bench` command function with a coverage floor (services/ledger; build
 // it first: `npx tsc -b packages/gate services/ledger`), and the decisions of
-// rules versions 1 to 12 replayed byte for byte (rules-v1-decisions.json to
-// rules-v12-decisions.json, written by scripts/record-rules-decisions.mjs).
+// rules versions 1 to 13 replayed byte for byte (rules-v1-decisions.json to
+// rules-v13-decisions.json, written by scripts/record-rules-decisions.mjs).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -238,8 +238,17 @@ describe('gate corpus', () => {
     assert.ok(v13.benign.allowed >= 120, `${v13.benign.allowed}/${v13.benign.total}`);
   });
 
+  test('the thirteenth held-out set was measured with version 13 before anything was drawn from it: 185/222 (83.3%) not allowed, 122/127 benign allowed', () => {
+    const cases = load('corpus-heldout13.json');
+    const figures = [6, 7, 8, 9, 10, 11, 12, 13].map((v) => scoreCorpus(cases, v as 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13));
+    assert.equal(figures[0]?.mustNotAllow.total, 222);
+    assert.equal(figures[0]?.benign.total, 127);
+    // Every version is frozen: its figure on the set stays what was measured.
+    assert.deepEqual(figures.map((f) => [f.mustNotAllow.notAllowed, f.benign.allowed]), [[138, 121], [148, 120], [157, 121], [160, 121], [165, 121], [174, 122], [182, 122], [185, 122]]);
+  });
+
   test('version 13 allows every benign control that version 12 allows, in every corpus, and holds every case version 12 holds', () => {
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json']) {
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json', 'corpus-heldout13.json']) {
       const cases = load(name);
       const v12 = scoreCorpus(cases, 12);
       const v13 = scoreCorpus(cases, 13);
@@ -377,11 +386,11 @@ interface RecordedDecision {
   readonly decision: GateDecision;
 }
 
-for (const frozen of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] as const) describe(`rules version ${frozen} is frozen`, () => {
+for (const frozen of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] as const) describe(`rules version ${frozen} is frozen`, () => {
   test(`every recorded version-${frozen} decision replays byte for byte with rulesVersion ${frozen}`, () => {
     const recorded = (JSON.parse(readFileSync(join(vectors, `rules-v${frozen}-decisions.json`), 'utf8')) as { decisions: RecordedDecision[] }).decisions;
     const files = new Map<string, Map<string, CorpusCase>>();
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
+    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json', 'corpus-heldout13.json']) files.set(name, new Map(load(name).map((c) => [c.id, c])));
     const packet = new Map((JSON.parse(readFileSync(join(vectors, 'authorization-packet.json'), 'utf8')) as { name: string; now: string; channel: DecideCommand['channel']; context: DecideCommand['context']; proposal: DecideCommand['proposal']; grants: ScenarioGrant[] }[]).map((s) => [s.name, s]));
     let compared = 0;
     let differ = 0;
