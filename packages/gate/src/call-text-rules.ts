@@ -1,4 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { URL_PATTERN, hostOf } from './url-rules.js';
@@ -273,10 +274,12 @@ function valueFacts(trimmed: string): number {
     ((target & 4) !== 0 ? Text.nullDevice : 0)
   );
 }
-const textMemo = new BoundedCache<number>(16_384, 4096);
-
+/** {@link textBits}, remembered in the string's entry of string-facts.ts. */
 function bitsOf(text: string): number {
-  return text.length > 4096 ? textBits(text) : textMemo.get(text, textBits);
+  if (text.length > STRING_FACTS_MAX_LENGTH) return textBits(text);
+  const facts = factsOf(text);
+  if (facts.v7 === -1) facts.v7 = textBits(text);
+  return facts.v7;
 }
 
 /** What the tools' kinds tell the reading (tool-registry.ts's ToolKind, as the text it is). */

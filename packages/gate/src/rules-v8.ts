@@ -1,4 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 import { INTERNAL_HOST, KNOWN_REGISTRY_HOST, isPublicIpv4 } from './call-text-rules.js';
 import { hostOf } from './url-rules.js';
@@ -270,10 +271,13 @@ function textBits(raw: string): number {
   if (lower.indexOf('{') !== -1 && lower.indexOf(',') !== -1 && BRACE_COMMAND.test(lower)) out |= Text8.braceCommand;
   return out;
 }
-const textMemo = new BoundedCache<number>(16_384, 4096);
+/** {@link textBits}, remembered in the string's entry of string-facts.ts. */
 function bitsOf8(text: string): number {
-  if (text.length > 4096) return textBits(text);
-  return mayHaveBits8(text) ? textMemo.get(text, textBits) : 0;
+  if (text.length > STRING_FACTS_MAX_LENGTH) return textBits(text);
+  if (!mayHaveBits8(text)) return 0;
+  const facts = factsOf(text);
+  if (facts.v8 === -1) facts.v8 = textBits(text);
+  return facts.v8;
 }
 
 /**

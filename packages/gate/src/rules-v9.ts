@@ -1,4 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 import { PathClass, pathFacts } from './path-model.js';
 import { touchPath } from './path-rules.js';
@@ -177,9 +178,12 @@ function luhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** True when a text carries personal data: an SSN, a card number, or several named email addresses (remembered: message bodies repeat). */
+/** True when a text carries personal data: an SSN, a card number, or several named email addresses (remembered in the text's entry of string-facts.ts: message bodies repeat). */
 function carriesPersonalData(text: string): boolean {
-  return text.length > 4096 ? personalDataIn(text) : personalDataMemo.get(text, personalDataIn);
+  if (text.length > STRING_FACTS_MAX_LENGTH) return personalDataIn(text);
+  const facts = factsOf(text);
+  if (facts.personalData === -1) facts.personalData = personalDataIn(text) ? 1 : 0;
+  return facts.personalData === 1;
 }
 function personalDataIn(text: string): boolean {
   const t = cut(text);
@@ -328,4 +332,3 @@ function toolWordsOf(words: string): number {
 const toolWordsMemo = new BoundedCache<number>(65_536, 256);
 const isPathKey = (key: string): boolean => PATH_KEY.test(key);
 const pathKeyMemo = new BoundedCache<boolean>(4096, 128);
-const personalDataMemo = new BoundedCache<boolean>(16_384, 4096);

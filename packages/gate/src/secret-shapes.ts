@@ -1,4 +1,4 @@
-import { BoundedCache } from './bounded-cache.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
 
 /**
  * Rules version 5: the shapes of secrets in free text, for what a messaging,
@@ -18,14 +18,14 @@ const ASSIGNED_SECRET = /\b(?:password|passwd|pwd|secret|client[_-]?secret|api[_
 /** Values that stand for a secret without being one. */
 const PLACEHOLDER = /^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_][\w]*\}?|\{\{[^}]*\}\}|%[A-Za-z_]+%|(?:your|my|the|some|example|changeme|placeholder|redacted|hidden|secret|password|passwd|token|none|null|undefined|required|optional|env|string)[\w-]*)$/i;
 
-/** Texts already read (messages and bodies repeat: templates, notifications). */
-const secretMemo = new BoundedCache<boolean>(16_384, 2048);
-
-/** True when `text` holds a secret by its shape (remembered per text). */
+/** True when `text` holds a secret by its shape (remembered in the text's entry of string-facts.ts: messages and bodies repeat). */
 export function holdsSecret(text: string): boolean {
   // Every shape needs 20 characters (a token), or a `:` or `=` (a URL's password, an assignment); a key block has both.
   if (text.length < 8 || (text.length < 20 && text.indexOf(':') === -1 && text.indexOf('=') === -1)) return false;
-  return secretMemo.get(text, readSecret);
+  if (text.length > STRING_FACTS_MAX_LENGTH) return readSecret(text);
+  const facts = factsOf(text);
+  if (facts.secret === -1) facts.secret = readSecret(text) ? 1 : 0;
+  return facts.secret === 1;
 }
 
 function readSecret(text: string): boolean {

@@ -1,4 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { holdsSecret } from './secret-shapes.js';
@@ -176,7 +177,7 @@ function visitSent(value: unknown, depth: number, underAttachment: boolean): voi
         if (LIST_ADDRESS.test(address)) audience = true;
       }
     }
-    if (value.indexOf('://') !== -1 && urlSecretMemo.get(value, urlCarriesSecret)) urlSecret = true;
+    if (value.indexOf('://') !== -1 && urlHoldsSecret(value)) urlSecret = true;
     return;
   }
   if (Array.isArray(value)) {
@@ -236,12 +237,18 @@ function percentDecoded(text: string): string {
 function urlCarriesSecret(url: string): boolean {
   return holdsSecret(url) || (url.indexOf('%') !== -1 && holdsSecret(percentDecoded(url)));
 }
-const urlSecretMemo = new BoundedCache<boolean>(16_384, 2048);
+/** {@link urlCarriesSecret}, remembered in the URL's entry of string-facts.ts. */
+function urlHoldsSecret(url: string): boolean {
+  if (url.length > STRING_FACTS_MAX_LENGTH) return urlCarriesSecret(url);
+  const facts = factsOf(url);
+  if (facts.urlSecret === -1) facts.urlSecret = urlCarriesSecret(url) ? 1 : 0;
+  return facts.urlSecret === 1;
+}
 
 function visitUrls(findings: Findings, value: unknown, depth: number): void {
   if (depth > 8 || --budget < 0) return;
   if (typeof value === 'string') {
-    if (value.indexOf('://') !== -1 && urlSecretMemo.get(value, urlCarriesSecret)) findings.add(R.secretInMessage);
+    if (value.indexOf('://') !== -1 && urlHoldsSecret(value)) findings.add(R.secretInMessage);
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) visitUrls(findings, value[i], depth + 1);
   } else if (typeof value === 'object' && value !== null) {

@@ -1,5 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
-import { ANALYSIS_SLOTS, analysis, analysisSlot } from './analysis-version.js';
+import { analysis, analysisSlot } from './analysis-version.js';
 import { analyzeCode, analyzeShell } from './command-analysis.js';
 import { looksLikeCommand } from './code-analysis.js';
 import { Findings, R } from './findings.js';
@@ -17,6 +17,7 @@ import { callFindingsV9 } from './rules-v9.js';
 import { isPlainReadingPython } from './plain-python.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
 
 /**
  * Tools by meaning (rules version 2): a registry maps the usual agent tools
@@ -201,38 +202,49 @@ function patchPaths(text: string): string[] {
 /** Scratch of urlFindings and of inspectStringMemo (their lists are copied into the memos; neither is re-entered). */
 const urlScratch = new Findings();
 const stringScratch = new Findings();
-/** Findings of the URLs in one string (remembered: URLs repeat). */
+/** Findings of the URLs in one string. */
 const urlFindings = (text: string): readonly number[] => {
   const local = urlScratch;
   local.reset();
   for (const url of urlsIn(text.trim())) touchUrl(local, url);
   return Object.freeze(local.list.slice());
 };
-const urlMemo = new BoundedCache<readonly number[]>(65_536, 2048);
-const urlMemoV3 = new BoundedCache<readonly number[]>(65_536, 2048);
+/** {@link urlFindings}, remembered in the string's entry of string-facts.ts (URLs repeat), apart for version 2 and for 3 and later (touchUrl reads them differently). */
+function urlFindingsMemo(text: string): readonly number[] {
+  if (text.length > STRING_FACTS_MAX_LENGTH) return urlFindings(text);
+  const facts = factsOf(text);
+  if (analysis.v3) return (facts.urls3 ??= urlFindings(text));
+  return (facts.urls2 ??= urlFindings(text));
+}
 
 const NO_INDEXES: readonly number[] = Object.freeze([]);
 /** Classes of argument names, as bits: command, URL, path, content (inspectString reads a name only through them). */
 const keyClassMemo = new BoundedCache<number>(4096, 128);
 const keyClassOf = (key: string): number => (COMMAND_KEYS.test(key) ? 1 : 0) | (URL_KEYS.test(key) ? 2 : 0) | (PATH_KEYS.test(key) ? 4 : 0) | (CONTENT_KEYS.test(key) ? 8 : 0);
 const ACTIONS: readonly PathAction[] = ['read', 'write', 'delete', 'delete_tree'];
-/** Findings of one string of an unknown tool, by action, key class and text (strings repeat: subjects, bodies, ids). */
-const stringMemos: readonly BoundedCache<readonly number[]>[] = Array.from({ length: ACTIONS.length * 16 * ANALYSIS_SLOTS }, () => new BoundedCache<readonly number[]>(16_384, 1024));
 
-/** {@link inspectString}, remembered: (action, key class, text) decides its answer. */
+/**
+ * {@link inspectString}, remembered in the string's entry of string-facts.ts
+ * (strings repeat: subjects, bodies, ids): (version slot, action, key class,
+ * text) decides its answer, so the entry keeps it by the reading those name.
+ */
 function inspectStringMemo(findings: Findings, key: string, text: string, action: PathAction): void {
   if (text.length > 1024) {
     inspectString(findings, key, text, action);
     return;
   }
-  const memo = stringMemos[analysisSlot() * ACTIONS.length * 16 + ACTIONS.indexOf(action) * 16 + keyClassMemo.get(key, keyClassOf)] as BoundedCache<readonly number[]>;
-  let hit = memo.peek(text);
+  const reading = (analysisSlot() * ACTIONS.length + ACTIONS.indexOf(action)) * 16 + keyClassMemo.get(key, keyClassOf);
+  const facts = factsOf(text);
+  let hit = facts.inspectedAs === reading ? facts.inspected : facts.inspectedOther?.get(reading);
   if (hit === undefined) {
     const local = stringScratch;
     local.reset();
     inspectString(local, key, text, action);
     hit = local.list.length === 0 ? NO_INDEXES : Object.freeze(local.list.slice());
-    memo.remember(text, hit);
+    if (facts.inspectedAs === -1) {
+      facts.inspectedAs = reading;
+      facts.inspected = hit;
+    } else (facts.inspectedOther ??= new Map()).set(reading, hit);
   }
   if (hit.length > 0) findings.addAll(hit);
 }
@@ -311,7 +323,7 @@ const visitDelete = (key: string, text: string): void => {
   if (looksLikePath(text.trim()) || PATH_KEYS.test(key)) touchPath(visitFindings, text.trim(), visitRecursive ? 'delete_tree' : 'delete');
 };
 const visitFetch = (key: string, text: string): void => {
-  if (text.indexOf('://') !== -1) visitFindings.addAll((analysis.v3 ? urlMemoV3 : urlMemo).get(text, urlFindings));
+  if (text.indexOf('://') !== -1) visitFindings.addAll(urlFindingsMemo(text));
   else if (URL_KEYS.test(key)) touchUrl(visitFindings, text.trim());
 };
 const visitGit = (key: string, text: string): void => {
