@@ -1,5 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
-import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf, nameFactsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { URL_PATTERN, hostOf } from './url-rules.js';
@@ -339,7 +339,12 @@ function keyFactsOf(name: string): number {
     (WATCHED_NAME.test(key) ? Key.watched : 0)
   );
 }
-const keyFactsMemo = new BoundedCache<number>(4096, 128);
+/** {@link keyFactsOf}, remembered in the name's entry of string-facts.ts (names repeat call after call). */
+function keyFacts(name: string): number {
+  const facts = nameFactsOf(name);
+  if (facts.v7 === -1) facts.v7 = keyFactsOf(name);
+  return facts.v7;
+}
 
 /** The bits that say what a whole value is (not read from names or joined argv). */
 const VALUE_FACTS = Text.externalUrl | Text.credentialPath | Text.homeRoot | Text.homeDot | Text.nullDevice;
@@ -369,7 +374,7 @@ function visit(value: unknown, key: number, depth: number): void {
     envPairName = '';
     for (const name in object) {
       if (!Object.hasOwn(object, name)) continue;
-      const facts = keyFactsMemo.get(name, keyFactsOf);
+      const facts = keyFacts(name);
       const member = object[name];
       // Argument names are read too: an `env` object's names with their values, and any long name that is itself text.
       if (underEnv && (facts & Key.watched) !== 0 && typeof member === 'string') bits |= environmentBits(name.toLowerCase(), member.toLowerCase());
@@ -380,7 +385,7 @@ function visit(value: unknown, key: number, depth: number): void {
     if (envPairName !== '' && WATCHED_NAME.test(envPairName)) {
       for (const name in object) {
         const member = object[name];
-        if (Object.hasOwn(object, name) && typeof member === 'string' && (keyFactsMemo.get(name, keyFactsOf) & Key.variableValue) !== 0) bits |= environmentBits(envPairName, member.toLowerCase());
+        if (Object.hasOwn(object, name) && typeof member === 'string' && (keyFacts(name) & Key.variableValue) !== 0) bits |= environmentBits(envPairName, member.toLowerCase());
       }
     }
     envPairName = outerPair;

@@ -1,4 +1,4 @@
-import { BoundedCache } from './bounded-cache.js';
+import { nameFactsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 
 /**
@@ -83,7 +83,7 @@ function usd(value: number, currency: string | null): number {
 }
 
 /** What the scan needs of an argument name: its normal form and what it names, read once per distinct name. */
-interface KeyInfo {
+export interface KeyInfo {
   /** Lowercase, separators removed. */
   readonly normal: string;
   /** The name says which currency (CURRENCY_KEY). */
@@ -102,8 +102,11 @@ const readKey = (key: string): KeyInfo => {
     mayNameCurrency: key !== '' && /cur|ccy|denom|asset|token/i.test(key),
   };
 };
-/** Argument names repeat: each is read once (bounded). */
-const keyMemo = new BoundedCache<KeyInfo>(16_384, 128);
+/** {@link readKey}, remembered in the name's entry of string-facts.ts (argument names repeat: each is read once). */
+function keyInfo(name: string): KeyInfo {
+  const facts = nameFactsOf(name);
+  return (facts.money ??= readKey(name));
+}
 const TOP = readKey('');
 
 /** Digits: a string without one holds no amount. */
@@ -147,12 +150,12 @@ function scanObject(value: object, key: string, info: KeyInfo, out: MoneyScan, d
   const outer = out.currency;
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;
-    const member = keyMemo.get(name, readKey);
+    const member = keyInfo(name);
     if (member.currency && typeof object[name] === 'string') scan(object[name], name, member, out, depth + 1);
   }
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;
-    scan(object[name], name, keyMemo.get(name, readKey), out, depth + 1);
+    scan(object[name], name, keyInfo(name), out, depth + 1);
   }
   out.currency = outer ?? out.currency;
 }

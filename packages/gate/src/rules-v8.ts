@@ -1,5 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
-import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf, nameFactsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 import { INTERNAL_HOST, KNOWN_REGISTRY_HOST, isPublicIpv4 } from './call-text-rules.js';
 import { hostOf } from './url-rules.js';
@@ -596,7 +596,12 @@ function keyFactsOf(name: string): number {
     (ENV_KEY.test(key) ? KeyFact.env : 0)
   );
 }
-const keyFactsMemo = new BoundedCache<number>(4096, 128);
+/** {@link keyFactsOf}, remembered in the name's entry of string-facts.ts. */
+function keyFacts(name: string): number {
+  const facts = nameFactsOf(name);
+  if (facts.v8 === -1) facts.v8 = keyFactsOf(name);
+  return facts.v8;
+}
 /** Values that make a field public (lowercase, trimmed). */
 const VISIBILITY_PUBLIC = /^(?:public|public-read|public-read-write|authenticated-read|publicread|publicreadwrite|everyone|internet|anyone)$/;
 
@@ -629,7 +634,7 @@ function visit(value: unknown, key: number, depth: number, argvLines: string[]):
     const object = value as Record<string, unknown>;
     for (const name in object) {
       if (!Object.hasOwn(object, name)) continue;
-      const facts = keyFactsMemo.get(name, keyFactsOf);
+      const facts = keyFacts(name);
       const member = object[name];
       // An environment object (or list) that sets the ledger's own variables overrides the ledger.
       if ((facts & KeyFact.env) !== 0 && typeof member === 'object' && member !== null) {

@@ -1,5 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
-import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf, nameFactsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 import { PathClass, pathFacts } from './path-model.js';
 import { touchPath } from './path-rules.js';
@@ -237,7 +237,7 @@ export function callFindingsV9(findings: Findings, kind: string, words: string, 
   const gitWords = (tool & ToolWords.git) !== 0 || kind === 'git';
 
   for (const [key, value] of pairs) {
-    const pathKey = !shellTool && pathKeyMemo.get(key, isPathKey);
+    const pathKey = !shellTool && holdsPath(key);
     // Paths: climbing out of the working directory, read by the path classes at the place they reach.
     if ((pathKey || (!shellTool && key === '')) && value.startsWith('..')) {
       const place = climbed(value);
@@ -331,4 +331,9 @@ function toolWordsOf(words: string): number {
 }
 const toolWordsMemo = new BoundedCache<number>(65_536, 256);
 const isPathKey = (key: string): boolean => PATH_KEY.test(key);
-const pathKeyMemo = new BoundedCache<boolean>(4096, 128);
+/** {@link isPathKey}, remembered in the name's entry of string-facts.ts. */
+function holdsPath(key: string): boolean {
+  const facts = nameFactsOf(key);
+  if (facts.pathKey === -1) facts.pathKey = isPathKey(key) ? 1 : 0;
+  return facts.pathKey === 1;
+}

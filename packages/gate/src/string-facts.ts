@@ -1,4 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
+import type { KeyInfo } from './money.js';
 
 /**
  * What the per-string readings of a call's arguments found in one string,
@@ -48,6 +49,43 @@ export function factsOf(text: string): StringFacts {
   if (facts === undefined) {
     facts = new StringFacts();
     factsMemo.remember(text, facts);
+  }
+  return facts;
+}
+
+/**
+ * What the walks of a call's arguments read in one argument name, kept
+ * together as {@link StringFacts} keeps a string's readings: the key bits of
+ * versions 7 and 8 and of the structured-call reading, the money reading, and
+ * the tool registry's and version 9's readings of the name (those two are
+ * given the name lowercased, so an all-lowercase name shares one entry with
+ * its lowercase form). Each field is a function of the entry's name alone,
+ * filled on first need by the module that owns it; -1 or undefined means not
+ * read yet. None differs by rules version.
+ */
+export class NameFacts {
+  /** call-text-rules.ts: the version-7 key bits. */
+  v7 = -1;
+  /** rules-v8.ts: the version-8 key bits. */
+  v8 = -1;
+  /** structured-rules.ts: the key bits of the structured-call reading. */
+  structured = -1;
+  /** tool-registry.ts: the classes of the name (command, URL, path, content). */
+  keyClass = -1;
+  /** rules-v9.ts: 1 when the name holds a path, else 0. */
+  pathKey = -1;
+  /** money.ts: what the name says of an amount. */
+  money: KeyInfo | undefined = undefined;
+}
+
+const nameFactsMemo = new BoundedCache<NameFacts>(16_384, 128);
+
+/** The entry of the argument name `name` (a new, empty one when it has none; not remembered when longer than 128 characters). */
+export function nameFactsOf(name: string): NameFacts {
+  let facts = nameFactsMemo.peek(name);
+  if (facts === undefined) {
+    facts = new NameFacts();
+    nameFactsMemo.remember(name, facts);
   }
   return facts;
 }

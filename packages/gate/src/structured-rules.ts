@@ -1,5 +1,5 @@
 import { BoundedCache } from './bounded-cache.js';
-import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf, nameFactsOf } from './string-facts.js';
 import { R, type Findings } from './findings.js';
 import { PathClass, looksLikePath, pathFacts } from './path-model.js';
 import { holdsSecret } from './secret-shapes.js';
@@ -95,7 +95,12 @@ function keyFactsOf(name: string): number {
     (SENDER_KEY.test(key) ? KeyFact.sender : 0)
   );
 }
-const keyFactsMemo = new BoundedCache<number>(4096, 128);
+/** {@link keyFactsOf}, remembered in the name's entry of string-facts.ts (names repeat call after call). */
+function keyFacts(name: string): number {
+  const facts = nameFactsOf(name);
+  if (facts.structured === -1) facts.structured = keyFactsOf(name);
+  return facts.structured;
+}
 
 /** Nodes a walk of one call may still visit (synchronous, never re-entered). */
 let budget = 0;
@@ -131,7 +136,7 @@ function ownArguments(args: Record<string, unknown>): number {
     const on = value === true || value === 'true' || value === 'yes' || value === 1;
     const named = typeof value === 'string' || typeof value === 'number';
     if (!on && !named) continue;
-    const facts = keyFactsMemo.get(name, keyFactsOf);
+    const facts = keyFacts(name);
     if (facts === 0) continue;
     if (on && (facts & KeyFact.destroy) !== 0) bits |= 1;
     if (on && (facts & KeyFact.autoApprove) !== 0) bits |= 2;
@@ -188,7 +193,7 @@ function visitSent(value: unknown, depth: number, underAttachment: boolean): voi
     for (const name in value) {
       if (!Object.hasOwn(value, name)) continue;
       const member = (value as Record<string, unknown>)[name];
-      const facts = keyFactsMemo.get(name, keyFactsOf);
+      const facts = keyFacts(name);
       if ((facts & KeyFact.audience) !== 0 && !isOff(member)) audience = true;
       // Who sends is not who receives.
       if ((facts & KeyFact.sender) !== 0) continue;

@@ -17,7 +17,7 @@ import { callFindingsV9 } from './rules-v9.js';
 import { isPlainReadingPython } from './plain-python.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
-import { STRING_FACTS_MAX_LENGTH, factsOf } from './string-facts.js';
+import { STRING_FACTS_MAX_LENGTH, factsOf, nameFactsOf } from './string-facts.js';
 
 /**
  * Tools by meaning (rules version 2): a registry maps the usual agent tools
@@ -219,8 +219,13 @@ function urlFindingsMemo(text: string): readonly number[] {
 
 const NO_INDEXES: readonly number[] = Object.freeze([]);
 /** Classes of argument names, as bits: command, URL, path, content (inspectString reads a name only through them). */
-const keyClassMemo = new BoundedCache<number>(4096, 128);
 const keyClassOf = (key: string): number => (COMMAND_KEYS.test(key) ? 1 : 0) | (URL_KEYS.test(key) ? 2 : 0) | (PATH_KEYS.test(key) ? 4 : 0) | (CONTENT_KEYS.test(key) ? 8 : 0);
+/** {@link keyClassOf}, remembered in the name's entry of string-facts.ts. */
+function keyClass(key: string): number {
+  const facts = nameFactsOf(key);
+  if (facts.keyClass === -1) facts.keyClass = keyClassOf(key);
+  return facts.keyClass;
+}
 const ACTIONS: readonly PathAction[] = ['read', 'write', 'delete', 'delete_tree'];
 
 /**
@@ -233,7 +238,7 @@ function inspectStringMemo(findings: Findings, key: string, text: string, action
     inspectString(findings, key, text, action);
     return;
   }
-  const reading = (analysisSlot() * ACTIONS.length + ACTIONS.indexOf(action)) * 16 + keyClassMemo.get(key, keyClassOf);
+  const reading = (analysisSlot() * ACTIONS.length + ACTIONS.indexOf(action)) * 16 + keyClass(key);
   const facts = factsOf(text);
   let hit = facts.inspectedAs === reading ? facts.inspected : facts.inspectedOther?.get(reading);
   if (hit === undefined) {
