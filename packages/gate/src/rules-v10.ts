@@ -1,7 +1,7 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
 import { touchPath } from './path-rules.js';
-import { cut, strings } from './rules-v9.js';
+import { callStrings, cut } from './rules-v9.js';
 
 /**
  * Rules version 10: the classes of the misses on the ninth held-out set, read
@@ -340,8 +340,7 @@ export function callFindingsV10(findings: Findings, kind: string, words: string,
   if ((named & Tool.mailRule) !== 0 && (MAIL_TOOL.test(tool.toLowerCase().replace(/[^a-z0-9]+/g, '_')) || /(?:^|_)forward/.test(words)) && setsForwarding(object, '', 0, { n: 512 })) findings.add(R.mailForwarding);
   // Messages that read as a lure, to a channel or a phone.
   if ((named & Tool.message) !== 0) {
-    const pairs: [string, string][] = [];
-    strings(object, '', 0, pairs, { n: 512 });
+    const pairs = callStrings(object);
     const body = pairs.filter(([k]) => MESSAGE_BODY_KEY.test(k)).map(([, v]) => v).join('\n');
     if (body !== '' && phishing(body)) findings.add(R.phishingMessage);
   }

@@ -1,6 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
-import { cut, strings } from './rules-v9.js';
+import { callStrings, cut } from './rules-v9.js';
 import { holdsSecret } from './secret-shapes.js';
 
 /**
@@ -244,8 +244,7 @@ export function callFindingsV11(findings: Findings, kind: string, tool: string, 
   // Secrets written to a remote repository, gist, paste or bucket (a file tool of a hosting service included).
   const remote = kind === 'unknown' || typeof object.repo === 'string' || typeof object.owner === 'string' || typeof object.repository === 'string' || typeof object.bucket === 'string';
   if ((named & Tool.remoteWrite) !== 0 && remote) {
-    const pairs: [string, string][] = [];
-    strings(object, '', 0, pairs, { n: 512 });
+    const pairs = callStrings(object);
     if (pairs.some(([, v]) => holdsSecret(v) || SECRET_ASSIGNMENT.test(v))) findings.add(R.secretInMessage);
   }
   if (kind === 'write' || kind === 'edit' || kind === 'notebook') {
@@ -272,8 +271,7 @@ export function callFindingsV11(findings: Findings, kind: string, tool: string, 
     let audience = false;
     for (const key in object) if (Object.hasOwn(object, key) && AUDIENCE_KEY.test(key)) audience = true;
     if (audience) {
-      const pairs: [string, string][] = [];
-      strings(object, '', 0, pairs, { n: 512 });
+      const pairs = callStrings(object);
       const hosts = pairs.flatMap(([, v]) => [...v.matchAll(/\bhttps?:\/\/([\w.-]{1,253})/gi)].slice(0, 16).map((m) => (m[1] as string).toLowerCase()));
       if (hosts.some((h) => !WELL_KNOWN_HOST.test(h))) findings.add(R.phishingMessage);
     }

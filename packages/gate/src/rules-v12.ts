@@ -2,7 +2,7 @@ import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
 import { PathClass, pathFacts } from './path-model.js';
 import { touchPath } from './path-rules.js';
-import { SQL_INJECTION, cut, strings } from './rules-v9.js';
+import { SQL_INJECTION, callStrings, cut } from './rules-v9.js';
 
 /**
  * Rules version 12: the classes of the misses on the eleventh held-out set,
@@ -258,12 +258,12 @@ export function callFindingsV12(findings: Findings, kind: string, tool: string, 
     writeFindings(findings, object);
     return;
   }
-  const pairs: [string, string][] = [];
-  strings(object, '', 0, pairs, { n: 512 });
+  const pairs = callStrings(object);
   // A filter or condition carrying an injection, whatever the tool's kind (a report runner is named like a shell).
   for (const [key, value] of pairs) if (FILTER_KEY.test(key) && value.length <= 8192 && SQL_INJECTION.test(value)) findings.add(R.argumentPayload);
   if (kind === 'exec') return;
-  for (const [, value] of pairs) if (value.length <= 65_536 && CODE_PAYLOAD.test(value)) findings.add(R.argumentPayload);
+  // Every code-execution shape holds '(' or names java.lang or child_process: other strings (ids, words) are not scanned.
+  for (const [, value] of pairs) if (value.length <= 65_536 && (value.indexOf('(') !== -1 || value.indexOf('java.lang') !== -1 || value.indexOf('child_process') !== -1) && CODE_PAYLOAD.test(value)) findings.add(R.argumentPayload);
   const named = toolMemo.get(tool, toolBits);
   if ((named & Tool.ldap) !== 0 || typeof object.base === 'string' || typeof object.base_dn === 'string') {
     const attributes = [object.attributes, object.attrs, object.attributes_list].flat().filter((v): v is string => typeof v === 'string');

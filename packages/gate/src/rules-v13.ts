@@ -1,6 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
-import { cut, strings } from './rules-v9.js';
+import { callStrings, cut } from './rules-v9.js';
 
 /**
  * Rules version 13: the classes of the misses on the twelfth held-out set,
@@ -193,12 +193,11 @@ export function callFindingsV13(findings: Findings, kind: string, tool: string, 
   // Keys that reach a prototype (JSON.parse keeps `__proto__` as an own key; a merge then pollutes every object).
   if (pollutes(object, 0, { n: 512 })) findings.add(R.argumentPayload);
   if (kind === 'exec') return;
-  const pairs: [string, string][] = [];
-  strings(object, '', 0, pairs, { n: 512 });
+  const pairs = callStrings(object);
   for (const [key, value] of pairs) {
     // A path field holding options or a second command (`. -exec rm -rf {} +`, `--output=...`, `x; rm`).
     if (PATH_FIELD.test(key) && value.length <= 4096 && (/\s-(?:exec|execdir|delete|ok|fprint\w*)\b|\s--[a-z][\w-]*=|[;&|`]|\$\(/.test(value) || /^-{1,2}[a-z]/i.test(value.trim()))) findings.add(R.argumentPayload);
-    if (value.length <= 8192 && FORMULA_CALL.test(value)) findings.add(R.argumentPayload);
+    if (value.length <= 8192 && /^\s*[=+@-]/.test(value) && FORMULA_CALL.test(value)) findings.add(R.argumentPayload);
   }
   const named = toolMemo.get(tool, toolBits);
   // Instructions planted where an agent will read them later (memory, notes, docs pages).

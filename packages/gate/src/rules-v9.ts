@@ -203,6 +203,30 @@ export function strings(value: unknown, key: string, depth: number, out: [string
   else if (typeof value === 'object' && value !== null) for (const name in value) if (Object.hasOwn(value, name)) strings((value as Record<string, unknown>)[name], name.toLowerCase(), depth + 1, out, budget);
 }
 
+/**
+ * The strings of one call's arguments with their keys (the bounded walk of
+ * {@link strings} from the top), walked once per call however many readings
+ * ask: the walk is kept for the object it was made of until
+ * {@link forgetCallStrings} (called when a call's reading starts), so an
+ * arguments object changed between two decisions is walked again.
+ */
+let walkedObject: object | null = null;
+let walkedPairs: readonly (readonly [string, string])[] = [];
+export function callStrings(object: Record<string, unknown>): readonly (readonly [string, string])[] {
+  if (walkedObject !== object) {
+    const pairs: [string, string][] = [];
+    strings(object, '', 0, pairs, { n: 512 });
+    walkedObject = object;
+    walkedPairs = pairs;
+  }
+  return walkedPairs;
+}
+/** Forgets the walked arguments (at the start of each call's reading). */
+export function forgetCallStrings(): void {
+  walkedObject = null;
+  walkedPairs = [];
+}
+
 /** A relative path that climbs out of the working directory to an absolute place (`../../../../home/dev/.config/...`): that place. */
 function climbed(path: string): string | undefined {
   const m = /^(?:\.\/)?(?:\.\.\/){2,64}((?:home|root|etc|usr|var|opt|lib|boot|srv|sys|proc|dev|tmp|Users|Library)\/.*)$/.exec(path);
@@ -226,8 +250,7 @@ function kubeCredential(path: string): boolean {
  * shell reading, for command substitutions read as the commands they run.
  */
 export function callFindingsV9(findings: Findings, kind: string, words: string, object: Record<string, unknown>, analyzeShell: (line: string) => readonly number[]): void {
-  const pairs: [string, string][] = [];
-  strings(object, '', 0, pairs, { n: 512 });
+  const pairs = callStrings(object);
   const writes = kind === 'write' || kind === 'edit' || kind === 'notebook';
   const reads = kind === 'read' || kind === 'list';
   const shellTool = kind === 'exec';

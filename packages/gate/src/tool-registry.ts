@@ -13,7 +13,7 @@ import { callFindingsV10 } from './rules-v10.js';
 import { callFindingsV11 } from './rules-v11.js';
 import { callFindingsV12 } from './rules-v12.js';
 import { callFindingsV13 } from './rules-v13.js';
-import { callFindingsV9 } from './rules-v9.js';
+import { callFindingsV9, forgetCallStrings } from './rules-v9.js';
 import { isPlainReadingPython } from './plain-python.js';
 import { touchPath, type PathAction } from './path-rules.js';
 import { touchUrl, urlsIn } from './url-rules.js';
@@ -351,6 +351,7 @@ export function toolFindings(findings: Findings, tool: string, actionWords: stri
 /** {@link toolFindings}, given the verbs of the call's words (for unknown tools: {@link callVerbs}). */
 function findingsOf(findings: Findings, tool: string, verbs: number, args: unknown, execHint: boolean, kind: ToolKind): void {
   const object = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { value: args };
+  forgetCallStrings();
   walkBudget = 1024;
   visitFindings = findings;
   visitKind = kind;
