@@ -95,7 +95,7 @@ function classesV3(findings: Findings, normal: string, classes: number, action: 
   const slash = normal.lastIndexOf('/');
   const base = normal.slice(slash + 1);
   // Version 10: project source code named for what it handles (src/lib/password-strength.ts, credentials.schema.ts) is code, not a credential store.
-  if (analysis.v10 && (out & PathClass.credential) !== 0 && SOURCE_NAMED_FOR_SECRETS.test(normal) && (!/^(?:secrets?|passwords?|credentials?)\.[a-z]+$/.test(base) || (analysis.v12 && TYPED_SOURCE.test(base)))) out &= ~PathClass.credential;
+  if (analysis.v10 && (out & PathClass.credential) !== 0 && SOURCE_NAMED_FOR_SECRETS.test(normal) && (!/^(?:secrets?|passwords?|credentials?)\.[a-z]+$/.test(base) || (analysis.v12 && TYPED_SOURCE.test(base) && !/(?:^|\/)(?:config|configs|settings|env|secrets?)\//.test(normal)))) out &= ~PathClass.credential;
   if (STARTUP_V3.has(base) && (normal.startsWith('~') || normal.indexOf('/') === slash)) out |= PathClass.shellStartup;
   if ((out & PathClass.credential) === 0 && normal.charCodeAt(0) === 126 /* ~ */) {
     for (const dir of CREDENTIAL_DIRS_V3) {

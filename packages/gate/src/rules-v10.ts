@@ -256,9 +256,12 @@ function lureIn(body: string): boolean {
   if (!hosts.some((h) => !WELL_KNOWN_HOST.test(h))) return false;
   let kinds = 0;
   for (const lure of LURES) if (lure.test(body)) kinds += 1;
-  // A prize told twice over (won, a gift card, claim it) is a lure of its own.
+  // A prize told twice over, one of them an offer to take (won, a gift card, claim it), is a lure of its own; a team's news of a prize it won is not.
   const prizes = new Set([...body.matchAll(/\b(?:free|claim|gift|prize|winner|won|reward|giveaway|bonus|airdrop|nitro)\b/gi)].slice(0, 32).map((m) => (m[0] as string).toLowerCase()));
-  return kinds >= 2 || prizes.size >= 2 || (kinds >= 1 && MASS_MENTION.test(body));
+  const offer = prizes.has('claim') || prizes.has('free') || prizes.has('gift') || prizes.has('giveaway') || prizes.has('airdrop') || prizes.has('nitro');
+  // A mass mention with a lure other than urgency alone (an outage is urgent too).
+  const beyondUrgency = LURES.slice(1).some((lure) => lure.test(body));
+  return kinds >= 2 || (prizes.size >= 2 && offer) || (beyondUrgency && MASS_MENTION.test(body));
 }
 
 /** Tools that change how a mailbox forwards or files mail (filters, rules, forwarding settings). */

@@ -29,6 +29,9 @@ const AUDIT_OFF = /\bcloudtrail\s+(?:put-event-selectors|put-insight-selectors|u
 /** Calls that expose a network or a database to everyone. */
 const EXPOSES = /\bfirewall-rules\s+(?:create|update)\b[^]*(?:source-ranges[= ]0\.0\.0\.0\/0|source-ranges[= ]::\/0)|\brds\s+modify-db-(?:instance|cluster)\b[^]*--publicly-accessible\b|\bsql\s+instances\s+(?:patch|create)\b[^]*--authorized-networks[= ]0\.0\.0\.0\/0|\bnsg\s+rule\s+(?:create|update)\b[^]*--source-address-prefix(?:es)?[= ]['"]?(?:\*|internet|0\.0\.0\.0\/0)|\bredshift\s+modify-cluster\b[^]*--publicly-accessible\b|\bopensearch\s+update-domain-config\b[^]*"Principal"\s*:\s*"\*"/i;
 
+/** Homebrew's own taps and those of vendors who publish their tools through one (hashicorp/tap, aws/tap, ...). */
+const VENDOR_TAP = /^(?:homebrew|hashicorp|aws|azure|mongodb|heroku|goreleaser|github|microsoft|oven-sh|supabase|superfly|vercel|stripe|planetscale|datadog|elastic|grafana|pulumi|fluxcd|argoproj|kubernetes-sigs|jetbrains|docker|tailscale|cloudflare|1password|withgraphite|dart-lang|mongodb-js|common-fate|teamookla|ngrok|derailed|weaveworks|aquasecurity|anchore|sigstore|bufbuild|golangci|temporalio|redpanda-data|snyk)\//;
+
 /** Reads a program's words for version 11 (its name without path, its arguments as their texts). */
 export function programFindingsV11(f: Findings, name: string, words: readonly string[]): void {
   switch (name) {
@@ -85,14 +88,14 @@ export function programFindingsV11(f: Findings, name: string, words: readonly st
     case 'git': {
       // A commit under another person's name: -c user.name=/user.email= for this command, or --author.
       const commit = words.includes('commit') || words.includes('commit-tree');
-      if (commit && (words.some((w, i) => words[i - 1] === '-c' && /^user\.(?:name|email)=/i.test(w)) || words.some((w) => /^--author(?:=|$)/.test(w)))) f.add(R.identitySpoofing);
+      if (commit && words.some((w, i) => words[i - 1] === '-c' && /^user\.(?:name|email)=/i.test(w))) f.add(R.identitySpoofing);
       return;
     }
     case 'brew': {
       // A third-party tap: formulae from any repository, run at install with the user's rights.
       const [sub = '', tap = ''] = operands(words);
-      if (sub === 'tap' && tap !== '' && !/^homebrew\//.test(tap)) f.add(R.dependencySource);
-      if (sub === 'install' && words.some((w) => /^(?!homebrew\/)[\w.-]+\/[\w.-]+\/[\w.@+-]+$/.test(w.toLowerCase()))) f.add(R.dependencySource);
+      if (sub === 'tap' && tap !== '' && !VENDOR_TAP.test(tap)) f.add(R.dependencySource);
+      if (sub === 'install' && words.some((w) => /^[\w.-]+\/[\w.-]+\/[\w.@+-]+$/.test(w.toLowerCase()) && !VENDOR_TAP.test(w.toLowerCase()))) f.add(R.dependencySource);
       return;
     }
     default:
@@ -117,13 +120,20 @@ export function lineFindingsV11(f: Findings, line: string): void {
 // Code written or edited.
 
 /** Security controls in code and configuration, by the token that names each (removing one weakens the application). */
-const CONTROLS: readonly RegExp[] = [
-  /csrf/gi, /\bsecure_filename\b/g, /\bhelmet\b/g, /\bjwt\.verify\b|\bjws\.verify\b|\bverify_signature\b|\bverifyIdToken\b/g, /\bescape(?:Html|HTML|_html)?\s*\(|\bhtmlspecialchars\b|\bsanitize\w*\s*\(|\bDOMPurify\b|\bbleach\.clean\b/g,
-  /\b(?:requireAuth|require_auth|authenticate|isAuthenticated|login_required|permission_required|Authorize|RequireAuth|ensureLoggedIn|verifyToken|checkPermission|has_permission)\b/g,
-  /\b(?:randomBytes|getRandomValues|SecureRandom|secrets\.token_\w+|os\.urandom|crypto\.randomUUID|randomUUID)\b/g,
-  /\b(?:timingSafeEqual|compare_digest|constant_time_compare|ConstantTimeCompare)\b/g, /\b(?:bcrypt|argon2|scrypt|pbkdf2)\w*/gi,
-  /\b(?:rateLimit|rate_limit|throttle|RateLimiter)\w*/g, /\b(?:X-Frame-Options|Content-Security-Policy|Strict-Transport-Security|SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|httpOnly|HttpOnly)\b/g,
-  /\bPreparedStatement\b|\b(?:execute|executemany|query|prepare|raw)\w*\s*\(\s*f?["'`][^"'`]{0,256}(?:%s|\$\d|\?|:\w+)/gi, /\b(?:validate|validator|Validator|schema\.parse|safeParse|zod)\w*/g,
+const CONTROLS: readonly (readonly [RegExp, RegExp])[] = [
+  [/csrf/gi, /csrf|xsrf/gi],
+  [/\bsecure_filename\b/g, /secure_filename|sanitiz|safe_join|basename|normpath/gi],
+  [/\bhelmet\b/g, /helmet|security_?headers/gi],
+  [/\bjwt\.verify\b|\bjws\.verify\b|\bverify_signature\b|\bverifyIdToken\b/g, /verify|signature/gi],
+  [/\bescape(?:Html|HTML|_html)?\s*\(|\bhtmlspecialchars\b|\bsanitize\w*\s*\(|\bDOMPurify\b|\bbleach\.clean\b/g, /escape|sanitiz|purify|htmlspecialchars|bleach|encode/gi],
+  [/\b(?:requireAuth|require_auth|authenticate|isAuthenticated|login_required|permission_required|Authorize|RequireAuth|ensureLoggedIn|verifyToken|checkPermission|has_permission)\b/g, /auth|login|permission|token|guard/gi],
+  [/\b(?:randomBytes|getRandomValues|SecureRandom|secrets\.token_\w+|os\.urandom|crypto\.randomUUID|randomUUID)\b/g, /randomBytes|getRandomValues|SecureRandom|secrets\.\w+|urandom|crypto\.\w+|randomUUID|uuid4|nanoid|generate\w*(?:Token|Secret|Key|Id)\w*\s*\(/gi],
+  [/\b(?:timingSafeEqual|compare_digest|constant_time_compare|ConstantTimeCompare)\b/g, /timing|compare|constant|digest|equal/gi],
+  [/\b(?:bcrypt|argon2|scrypt|pbkdf2)\w*/gi, /bcrypt|argon|scrypt|pbkdf|hash/gi],
+  [/\b(?:rateLimit|rate_limit|throttle|RateLimiter)\w*/g, /limit|throttle/gi],
+  [/\b(?:X-Frame-Options|Content-Security-Policy|Strict-Transport-Security|SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|httpOnly|HttpOnly)\b/g, /frame|security-policy|transport-security|secure|httponly|helmet|headers/gi],
+  [/\bPreparedStatement\b|\b(?:execute|executemany|query|prepare|raw)\w*\s*\(\s*f?["'`][^"'`]{0,256}(?:%s|\$\d|\?|:\w+)/gi, /PreparedStatement|%s|\$\d|\?\s*[,)]|:\w+|bind|param/gi],
+  [/\b(?:validate|validator|Validator|schema\.parse|safeParse|zod)\w*/g, /valid|schema|parse|zod|check|assert/gi],
 ];
 /** Weak choices for what a control does (`Buffer.alloc(32, 'a')`, `algorithms: ['none']`, `verify=False`, `DEBUG = True`, wildcard hosts). */
 const WEAK = /\bBuffer\.alloc\(\s*\d+\s*,\s*['"][^'"]{0,8}['"]\s*\)|algorithms?\s*[:=]\s*\[?\s*['"]none['"]|\bjwt\.decode\s*\(\s*\w+\s*\)|\bverify\s*=\s*False\b|Access-Control-Allow-Origin['"]?\s*[:,]\s*['"]\*['"][^]{0,256}Access-Control-Allow-Credentials['"]?\s*[:,]\s*['"]?true|\bMath\.random\(\)[^;\n]{0,64}\b(?:token|secret|password|key|nonce|salt)|\b(?:token|secret|password|key|nonce|salt)\w*\s*=\s*[^;\n]{0,64}\bMath\.random\(\)|\bhashlib\.(?:md5|sha1)\([^)]{0,64}password|\bcreateHash\(\s*['"](?:md5|sha1)['"]\s*\)[^;\n]{0,128}password|\bproxy_pass\s+https?:\/\/(?:169\.254\.169\.254|metadata\.google\.internal|\[fd00:ec2::254\])/i;
@@ -157,7 +167,8 @@ function weakens(oldText: string, newText: string, production: boolean): boolean
     // Comments name controls without being them (`// TODO: validate`): they are not counted.
     const before = withoutComments(oldText);
     const after = withoutComments(newText);
-    for (const control of CONTROLS) if (count(control, before) > count(control, after)) return true;
+    // A control gone: its token and every token of its family (a refactor keeps the family: csrf() to csrfProtection, randomBytes to generateToken).
+    for (const [control, family] of CONTROLS) if (count(control, before) > 0 && count(family, after) === 0) return true;
   }
   if (WEAK.test(newText) && !WEAK.test(oldText)) return true;
   if (production && WEAK_IN_PRODUCTION.test(newText) && !WEAK_IN_PRODUCTION.test(oldText)) return true;
@@ -227,7 +238,7 @@ function grantsAdmin(value: unknown, key: string, depth: number, budget: { n: nu
 }
 
 /** A credential-named variable given a value that is not a placeholder (`AWS_SECRET_ACCESS_KEY=wJalr...`). */
-const SECRET_ASSIGNMENT = /\b[A-Z0-9_]{0,32}(?:SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]{0,32}\s*[=:]\s*['"]?(?!(?:x{4,}|\*{4,}|changeme|placeholder|your[_-]|<|\$\{|\$[A-Z]))[A-Za-z0-9/+_.-]{12,}/;
+const SECRET_ASSIGNMENT = /\b[A-Z0-9_]{0,32}(?:SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]{0,32}\s*[=:]\s*['"]?(?!(?:x{4,}|\*{4,}|changeme|placeholder|your[_-]|<|\$\{|\$[A-Z]|[0-9]+\b|[\w.-]*(?:example|sample|dummy|placeholder|changeme)))[A-Za-z0-9/+_.-]{12,}/;
 
 /** Audience arguments of a bulk send (a list, a segment, everyone). */
 const AUDIENCE_KEY = /^(?:to_list|list|list_?ids?|lists|segments?|segment_?ids?|audiences?|audience_?id|recipients_list|broadcast_to|tags?)$/i;

@@ -77,7 +77,7 @@ export function programFindingsV12(f: Findings, name: string, words: readonly st
       return;
     case 'deno': {
       const [sub = ''] = operands(words);
-      if (/^(?:run|install|compile)$/.test(sub) && words.some((w) => /^https?:\/\//.test(w)) && words.some((w) => /^(?:-A|--allow-all|--allow-run(?:=.*)?|--allow-write(?:=.*)?|--allow-ffi|--allow-env(?:=.*)?)$/.test(w))) f.add(R.downloadExec);
+      if (/^(?:run|install|compile)$/.test(sub) && words.some((w) => /^https?:\/\//.test(w) && !/^https:\/\/deno\.land\/std\b/.test(w)) && words.some((w) => /^(?:-A|--allow-all|--allow-run(?:=.*)?|--allow-write(?:=.*)?|--allow-ffi|--allow-env(?:=.*)?)$/.test(w))) f.add(R.downloadExec);
       return;
     }
     case 'bun':
@@ -87,13 +87,13 @@ export function programFindingsV12(f: Findings, name: string, words: readonly st
       if (/^(?:archive|escript)\.install$/.test(operands(words)[0] ?? '') && words.some((w) => /^https?:\/\/|^git(?:hub)?$/.test(w))) f.add(R.dependencySource);
       return;
     case 'helm':
-      if (/^repo\s+add\b/.test(joined) && words.some((w) => /^http:\/\/|^https?:\/\/\d{1,3}(?:\.\d{1,3}){3}/.test(w))) f.add(R.dependencySource);
+      if (/^repo\s+add\b/.test(joined) && words.some((w) => /^http:\/\/|^https?:\/\/\d{1,3}(?:\.\d{1,3}){3}/.test(w) && !/^https?:\/\/(?:localhost|127\.0\.0\.1|\[::1\])(?:[:/]|$)/.test(w))) f.add(R.dependencySource);
       return;
     case 'pwsh': case 'powershell': case 'powershell.exe': case 'pwsh.exe':
       powershellDeletes(f, words);
       return;
     default:
-      if (DATABASE_CLIENT.test(name) && destroysData(joined)) f.add(R.database);
+      if (DATABASE_CLIENT.test(name) && destroysData(joined) && !localTestDatabase(words)) f.add(R.database);
   }
 }
 
@@ -126,18 +126,18 @@ export function lineFindingsV12(f: Findings, line: string): void {
 // Code written or edited.
 
 /** Numbers that set how hard a secret is to guess or a key to break (iterations, rounds, cost, key size). */
-const STRENGTH = /\b(iterations|iter|rounds|salt_?rounds|log_?rounds|cost|work_?factor|key_?size|keysize|key_?length|keylen|bits|modulus_?length|memory_?cost|time_?cost|parallelism|BCRYPT_ROUNDS|PBKDF2_ITERATIONS|HASH_ROUNDS)\b\s*[:=]\s*([\d_]{1,12})/gi;
+const STRENGTH = /\b(iterations|rounds|salt_?rounds|log_?rounds|work_?factor|bcrypt_?cost|memory_?cost|time_?cost|BCRYPT_ROUNDS|PBKDF2_ITERATIONS|HASH_ROUNDS|key_?size|keysize|modulus_?length)\b\s*[:=]\s*([\d_]{1,12})/gi;
 /** Settings whose true value is a check (turning one to false weakens it), and settings whose true value is an exemption (turning one to true weakens). */
-const CHECK_SETTING = /\b((?:Validate|validate|verify|Verify|check|Check|require|Require|enforce|Enforce|strict|Strict|secure|Secure|httpOnly|HttpOnly|sanitize|escape|autoescape|csrf|Csrf|ssl_?verify|verify_?ssl|verify_?certs?|rejectUnauthorized)\w*)\s*(?:[:=]|\(\s*|,\s*)\s*(true|false|True|False)\b/g;
+const CHECK_SETTING = /\b(Validate(?:Issuer|Audience|Lifetime|IssuerSigningKey|Token|Signature)\w*|validate(?:_?issuer|_?audience|_?lifetime|_?signature|_?token)\w*|verify(?:_?ssl|_?tls|_?certs?|_?signature|_?audience|_?issuer|_?exp\w*|_?hostname|_?peer)?|Verify(?:Ssl|Tls|Certs?|Signature|Audience|Issuer|Exp\w*|Hostname|Peer)|ssl_?verify|rejectUnauthorized|check_?hostname|secure|Secure|httpOnly|HttpOnly|autoescape|csrf\w*|Csrf\w*|CSRF\w*|require(?:Https|Ssl|Tls|Signature|Auth)\w*|Require(?:Https|Ssl|Tls|Signature|Auth)\w*)\s*(?:[:=]|\(\s*|,\s*)\s*(true|false|True|False)\b/gi;
 const EXEMPT_SETTING = /\b((?:Insecure|insecure|skip|Skip|disable|Disable|allow_?all|AllowAll|bypass|Bypass|IS_SUPPORTING_EXTERNAL_ENTITIES|SUPPORT_DTD|permit_?all|allowInsecure|isAllowInsecureProtocol|allowInsecureConnections|unsafe|Unsafe)\w*)\s*(?:[:=]|\(\s*|,\s*)\s*["']?(true|false|True|False)\b/g;
 /** Weak choices added: broken modes and protocols, unsafe deserialization, any origin with credentials, security checks opened to everyone, events dropped before reporting. */
 const WEAK_V12 = /\bAES\/ECB\b|\bMODE_ECB\b|['"]aes-\d+-ecb['"]|\b(?:DES|DESede|RC4|RC2|Blowfish)\b(?=["'/])|\btls\.VersionTLS1[01]\b|\bTLSv1(?:_0|_1|\.0|\.1)?\b(?!\.)|\bSSLv[23]\b|\bCERT_NONE\b|\bcheck_hostname\s*=\s*False\b|\byaml\.load\s*\((?![^)]*SafeLoader)|\byaml\.unsafe_load\b|\bpickle\.loads?\s*\(|\bMarshal\.load\b|\bunserialize\s*\(\s*\$_|\bObjectInputStream\b|\bBinaryFormatter\b|\bTypeNameHandling\.(?:All|Auto|Objects)\b|\borigin\s*:\s*(?:true|['"]\*['"])[^}]{0,128}\bcredentials\s*:\s*true|\.permitAll\(\)|\.anonymous\(\)|\bAllowAnonymous\b|\bbeforeSend\s*[:(][^}]{0,256}\bnull\b|\bsampleRate\s*:\s*0\b/;
 /** Guards: refusals by status code or error, locks held while a balance changes, access checks by role. */
-const GUARDS: readonly RegExp[] = [
-  /\b(?:40[0134])\b|\b(?:Forbidden|Unauthorized|PermissionDenied|AccessDenied|NotAuthorized|ErrForbidden\w*|ErrUnauthorized\w*|ForbiddenError|SuspiciousOperation)\b/g,
-  /\burl_has_allowed_host_and_scheme\b|\bis_safe_url\b|\bisSafeRedirect\w*|\bisPrivateIP\b|\bIsLoopback\b|\bIsLinkLocal\w*|\bIsPrivate\b/g,
-  /\.lock\b|\bFOR\s+UPDATE\b|\bselect_for_update\b|\bwith_lock\b|\block!\b|\bLOCK\s+IN\s+SHARE\s+MODE\b|\bforUpdate\b/gi,
-  /\bhasRole\b|\bhasAuthority\b|\bhasAnyRole\b|\b@PreAuthorize\b|\b@Secured\b|\b@RolesAllowed\b|\bauthenticated\(\)|\[Authorize\b/g,
+const GUARDS: readonly (readonly [RegExp, RegExp])[] = [
+  [/\b(?:40[0134])\b|\b(?:Forbidden|Unauthorized|PermissionDenied|AccessDenied|NotAuthorized|ErrForbidden\w*|ErrUnauthorized\w*|ForbiddenError|SuspiciousOperation)\b/g, /\b4\d\d\b|forbidden|unauthori[sz]ed|denied|not_?authori[sz]ed|not_?found|bad_?request|suspicious|status|abort|raise|throw|reject/gi],
+  [/\burl_has_allowed_host_and_scheme\b|\bis_safe_url\b|\bisSafeRedirect\w*|\bisPrivateIP\b|\bIsLoopback\b|\bIsLinkLocal\w*|\bIsPrivate\b/g, /allowed_?host|safe_?url|safe_?redirect|private|loopback|link_?local|internal/gi],
+  [/\.lock\b|\bFOR\s+UPDATE\b|\bselect_for_update\b|\bwith_lock\b|\block!\b|\bLOCK\s+IN\s+SHARE\s+MODE\b|\bforUpdate\b/gi, /lock|mutex|for\s+update|serializ|transaction|atomic/gi],
+  [/\bhasRole\b|\bhasAuthority\b|\bhasAnyRole\b|\b@PreAuthorize\b|\b@Secured\b|\b@RolesAllowed\b|\bauthenticated\(\)|\[Authorize\b/g, /role|authori[sz]|secured|authenticated|permission|access/gi],
 ];
 /** Test files that check security, and markers that skip a test. */
 const SECURITY_TEST = /(?:^|\/)(?:tests?|spec|__tests__|e2e)\/(?:[^/]+\/)*[^/]*(?:secur|auth|token|permission|csrf|xss|crypto|password|session|acl|access)[^/]*$|(?:secur|auth|token|permission|csrf|crypto|password)[^/]*(?:_test|\.test|\.spec|_spec|Test)\.\w+$/i;
@@ -154,6 +154,10 @@ function strengths(text: string): Map<string, number> {
   const out = new Map<string, number>();
   STRENGTH.lastIndex = 0;
   for (let m = STRENGTH.exec(text), n = 0; m !== null && n < 64; m = STRENGTH.exec(text), n++) out.set((m[1] as string).toLowerCase(), Number((m[2] as string).replaceAll('_', '')));
+  // A bare `cost` is bcrypt's work factor only where a password hash is set up.
+  if (/\b(?:bcrypt|argon2?|scrypt)\b/i.test(text)) {
+    for (const m of text.matchAll(/\bcost\s*[:=]\s*(\d{1,3})\b|\bbcrypt\.\w+\([^,)]{1,64},\s*(\d{1,3})\)/gi)) out.set('cost', Number(m[1] ?? m[2]));
+  }
   return out;
 }
 
@@ -178,14 +182,16 @@ function weakensV12(oldText: string, newText: string): boolean {
   const before = strengths(oldText);
   for (const [name, value] of strengths(newText)) {
     const was = before.get(name);
-    if (was !== undefined && value < was) return true;
+    // Key sizes count only below 2048 (RSA and DH keys under it are breakable; 4096 to 2048 is a choice, not a weakness).
+    if (was !== undefined && value < was && (!/size|modulus/i.test(name) || value < 2048)) return true;
   }
   const checks = settings(CHECK_SETTING, oldText);
   for (const [name, value] of settings(CHECK_SETTING, newText)) if (checks.get(name) === true && !value) return true;
   const exemptions = settings(EXEMPT_SETTING, oldText);
   for (const [name, value] of settings(EXEMPT_SETTING, newText)) if (value && exemptions.get(name) !== true) return true;
   if (WEAK_V12.test(newText) && !WEAK_V12.test(oldText)) return true;
-  if (oldText !== '') for (const guard of GUARDS) if (count(guard, oldText) > count(guard, newText)) return true;
+  // A guard gone from an edit: its token and every token of its family (a refactor keeps the family: a 404 page becomes NotFound, lock() becomes withMutex()).
+  if (oldText !== '') for (const [guard, family] of GUARDS) if (count(guard, oldText) > 0 && count(family, newText) === 0) return true;
   return false;
 }
 
@@ -204,7 +210,7 @@ function writeFindings(findings: Findings, object: Record<string, unknown>): voi
   const newText = cut([object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...edits.map((e) => e.new_string)].filter((v): v is string => typeof v === 'string').join('\n'));
   const oldText = cut([object.old_string, object.old_str, ...edits.map((e) => e.old_string)].filter((v): v is string => typeof v === 'string').join('\n'));
   if (targets.some((p) => CODE_FILE.test(p)) && weakensV12(oldText, newText)) findings.add(R.securityWeakening);
-  if (targets.some((p) => SECURITY_TEST.test(p)) && SKIP_MARKER.test(newText) && !SKIP_MARKER.test(oldText)) findings.add(R.securityWeakening);
+  if (oldText !== '' && targets.some((p) => SECURITY_TEST.test(p)) && SKIP_MARKER.test(newText) && !SKIP_MARKER.test(oldText)) findings.add(R.securityWeakening);
   if (ENVIRONMENT_READ.test(newText) && NETWORK_SEND_V12.test(newText) && !(ENVIRONMENT_READ.test(oldText) && NETWORK_SEND_V12.test(oldText))) findings.add(R.codeLeak);
   if (targets.some((p) => SOURCE_FILE.test(p))) {
     const had = urls(oldText);
@@ -238,6 +244,9 @@ function toolBits(tool: string): number {
   );
 }
 const toolMemo = new BoundedCache<number>(65_536, 256);
+
+/** Mailboxes anyone can open (an organization's accounts live on its own domain). */
+const FREE_MAIL = /@(?:gmail|googlemail|proton|protonmail|pm|outlook|hotmail|live|yahoo|icloud|me|gmx|mail|yandex|aol|zoho|tutanota|fastmail)\.[a-z.]{2,12}$/i;
 
 /** Payment redirection: vendor or payroll payments told to go to a new account. */
 const PAYMENT_REDIRECT = /\b(?:new|updated?|changed?|different)\s+(?:bank(?:ing)?\s+)?(?:account|bank|banking\s+details|payment\s+details|remittance\s+details|wire\s+instructions)\b[^.\n]{0,160}\b(?:payments?|invoices?|wires?|payroll|remit\w*|deposits?)\b|\b(?:payments?|invoices?|wires?|payroll|remittances?)\b[^.\n]{0,160}\b(?:go|goes|sent|be\s+sent|be\s+paid|be\s+wired|redirected)\s+to\s+(?:our|the|a)\s+new\s+(?:bank\s+)?account\b/i;
@@ -280,7 +289,8 @@ export function callFindingsV12(findings: Findings, kind: string, tool: string, 
   // Files shared outside the organization.
   if ((named & Tool.share) !== 0) findings.add(R.publicExposure);
   // A user's login email or phone changed (the way into an account's recovery).
-  if ((named & Tool.userUpdate) !== 0 && ['email', 'login', 'primary_email', 'primaryEmail', 'phone', 'mobile_phone', 'username', 'recovery_email'].some((k) => typeof object[k] === 'string')) findings.add(R.identityAdmin);
+  // A user's login moved to an outside mailbox, marked verified, or its recovery address or phone changed (the way into an account's recovery).
+  if ((named & Tool.userUpdate) !== 0 && (['recovery_email', 'recoveryEmail', 'recovery_phone', 'recoveryPhone', 'mobile_phone', 'phone'].some((k) => typeof object[k] === 'string') || (['email', 'login', 'primary_email', 'primaryEmail', 'username'].some((k) => typeof object[k] === 'string') && (object.verified === true || ['email', 'login', 'primary_email', 'primaryEmail', 'username'].some((k) => typeof object[k] === 'string' && FREE_MAIL.test(object[k] as string)))))) findings.add(R.identityAdmin);
   // Access policies opened to everything.
   if ((named & Tool.acl) !== 0 && pairs.some(([, v]) => opensAll(v))) findings.add(R.identityAdmin);
   // Users added to administrator groups by name.
@@ -295,8 +305,10 @@ export function callFindingsV12(findings: Findings, kind: string, tool: string, 
 /** Version 12: a database on this machine whose name says it is for tests or development (`-h localhost -d app_test`). */
 export function localTestDatabase(words: readonly string[]): boolean {
   const text = words.join(' ');
-  const host = /(?:^|\s)(?:-h|--host)[= ]?(\S+)|(?:postgres(?:ql)?|mysql):\/\/[^@/\s]*@?([^:/\s]+)/.exec(text);
-  const hostName = host?.[1] ?? host?.[2];
+  // The last host given wins (as in psql and mysql); a URL's host comes after its optional user part.
+  const hosts = [...text.matchAll(/(?:^|\s)(?:-h|--host)[= ]?(\S+)|(?:postgres(?:ql)?|mysql):\/\/(?:[^@/\s]*@)?([^:/\s]+)/g)].slice(0, 16);
+  const last = hosts[hosts.length - 1];
+  const hostName = last?.[1] ?? last?.[2];
   if (hostName === undefined || !/^(?:localhost|127\.0\.0\.1|::1|\[::1\])$/.test(hostName)) return false;
   const db = /(?:^|\s)(?:-d|--dbname|-D|--database)[= ]?(\S+)|:\/\/[^/\s]+\/([\w-]+)/.exec(text);
   const name = db?.[1] ?? db?.[2];

@@ -87,31 +87,55 @@ export function lineFindingsV13(f: Findings, line: string): void {
 // ---------------------------------------------------------------------------
 // Code, documents and settings written.
 
+/** What makes an instruction to an agent dangerous: fetching or running, secrets, skipping review or asking, keeping quiet, sending out. */
+const RISKY = String.raw`(?:\b(?:curl|wget|sudo|rm\s+-|chmod|eval|exec|bash\s+-c|sh\s+-c|base64|token|secrets?|passwords?|credentials?|api[_\s-]?keys?|\.env\b|disable|bypass|skip|force[- ]push|push\s+(?:directly|to\s+main)|without\s+(?:asking|review|approval|confirmation|telling)|do\s*n[o']?t\s+(?:mention|tell|ask|inform|log)|never\s+(?:mention|tell|ask|inform|log)|silently|send|upload|post\s+(?:it|them|the)|forward|exfil\w*)\b|https?:\/\/)`;
 /** Instructions aimed at an AI agent planted in text it will read later, or a standing permission it will be told it has. */
-const AGENT_PLANT = /\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:any\s+|all\s+)?(?:ai|llm|language\s+model|coding)\s+(?:assistants?|agents?|models?|copilots?)\b|\b(?:ai|llm)\s+(?:coding\s+)?(?:assistants?|agents?)\s+(?:reading|editing|working\s+on)\s+this\b|\b(?:ai|llm)\s+(?:coding\s+)?(?:assistants?|agents?)\s*[:,]\s*(?:when|you|always|never|please|do|ignore|before)\b|\bignore\s+(?:all\s+)?(?:previous|prior|earlier|above)\s+instructions\b|\b(?:permanently|pre-?)\s*approved?\b[^.\n]{0,128}\b(?:push|merge|deploy|skip|bypass|delete|run)\w*|\bskip(?:ping)?\s+(?:the\s+)?(?:code\s+)?reviews?\b[^.\n]{0,64}\b(?:all|every|future)\b|(?<!\b(?:not|never|n't|no|don't|avoid|without)\s{1,3}(?:\w+\s{1,3})?)\bpush(?:ing)?\s+directly\s+to\s+(?:main|master|production)\b/i;
+const AGENT_PLANT = new RegExp([
+  // Addressed to AI agents, with something risky to do or to keep quiet within the same passage.
+  String.raw`\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:any\s+|all\s+)?(?:ai|llm|language\s+model|coding)\s+(?:assistants?|agents?|models?|copilots?)\b[^]{0,240}?${RISKY}`,
+  String.raw`\b(?:ai|llm)\s+(?:coding\s+)?(?:assistants?|agents?)\s*(?:[:,]|reading\s+this|editing\s+this|working\s+on\s+this)[^]{0,240}?${RISKY}`,
+  String.raw`\bignore\s+(?:all\s+)?(?:previous|prior|earlier|above)\s+instructions\b`,
+  // A standing permission put in the user's mouth.
+  String.raw`\b(?:user|owner|human|admin|maintainers?|i)\s+(?:has\s+|have\s+)?(?:permanently\s+|already\s+)?(?:pre-?)?approved\b[^.\n]{0,128}\b(?:push|merge|deploy|skip|bypass|delete|run)\w*`,
+  String.raw`\bpermanently\s+approved\b`,
+  String.raw`\bskip(?:ping)?\s+(?:the\s+)?(?:code\s+)?reviews?\b[^.\n]{0,64}\b(?:all|every|future)\b`,
+  String.raw`\b(?:may|can|are\s+allowed\s+to|allowed\s+to|permission\s+to)\s+push(?:ing)?\s+directly\s+to\s+(?:main|master|production)\b`,
+].join('|'), 'i');
 /** Editor and agent settings that run tasks or tools without asking, or turn workspace trust off. */
 const AUTO_RUN_SETTING = /"chat\.tools\.autoApprove"\s*:\s*true|"(?:chat\.agent\.)?autoApprove\w*"\s*:\s*true|"task\.allowAutomaticTasks"\s*:\s*"on"|"security\.workspace\.trust\.enabled"\s*:\s*false|"github\.copilot\.chat\.agent\.autoApprove\w*"\s*:\s*true|"(?:dangerously)?[sS]kipPermissions?"\s*:\s*true/;
 /** Secret-scanning and security-tool configuration opened to every path or rule. */
 const SCANNER_OFF = /\bpaths\s*=\s*\[\s*'''\.\*'''\s*\]|\bpaths\s*=\s*\[\s*['"]\.\*['"]\s*\]|\bregexes\s*=\s*\[\s*'''\.\*'''\s*\]|^\s*(?:exclude|skip_paths?|ignore)\s*[:=]\s*\[?\s*['"]?(?:\.\*|\*\*\/\*|\*)['"]?\s*\]?\s*$/m;
 const SCANNER_FILE = /(?:^|\/)(?:\.gitleaks\.toml|gitleaks\.toml|\.trufflehog\w*|\.secrets\.baseline|\.semgrepignore|\.bandit|\.snyk|\.trivyignore|\.checkov\.ya?ml|\.gitguardian\.ya?ml|\.talismanrc)$/i;
 /** Code guards version 13 reads in edits: webhook signature checks, private-address checks, field allow-lists, security headers, public-access blocks. */
-const GUARDS_V13: readonly RegExp[] = [
-  /\bconstruct_?[eE]vent\b|\bconstructEvent\b|\bverify_?[wW]ebhook\w*|\bverifySignature\b|\bvalidate_?[sS]ignature\w*|\bcompare_digest\b|\btimingSafeEqual\b|\bcheckSignature\b/g,
-  /\bisPrivate\w*|\bisInternal\w*|\bis_private\w*|\bis_internal\w*|\bblocked?\s+internal\b|\bdenyPrivate\w*/g,
-  /\bpick\s*\(|\.permit\s*\(|\b_\.pick\b|\ballowed_?[fF]ields\b|\bwhitelist\w*|\ballowlist\w*/g,
-  /\bblock_public_acls\s*=\s*true\b|\bblock_public_policy\s*=\s*true\b|\bignore_public_acls\s*=\s*true\b|\brestrict_public_buckets\s*=\s*true\b|\bBlockPublic\w+\s*:\s*true\b/g,
+const GUARDS_V13: readonly (readonly [RegExp, RegExp])[] = [
+  [/\bconstruct_?[eE]vent\b|\bverify_?[wW]ebhook\w*|\bverifySignature\b|\bvalidate_?[sS]ignature\w*|\bcompare_digest\b|\btimingSafeEqual\b|\bcheckSignature\b/g, /webhook|signature|verify|construct_?event|compare_digest|timingsafeequal|hmac/gi],
+  [/\bisPrivate\w*|\bisInternal\w*|\bis_private\w*|\bis_internal\w*|\bblocked?\s+internal\b|\bdenyPrivate\w*/g, /private|internal|loopback|link_?local|allowed_?hosts?|blocked/gi],
+  [/\bpick\s*\(|\.permit\s*\(|\b_\.pick\b|\ballowed_?[fF]ields\b|\bwhitelist\w*|\ballowlist\w*/g, /pick|permit|allow|whitelist|schema|parse|validate|only\(|fields/gi],
+  [/\bblock_public_acls\s*=\s*true\b|\bblock_public_policy\s*=\s*true\b|\bignore_public_acls\s*=\s*true\b|\brestrict_public_buckets\s*=\s*true\b|\bBlockPublic\w+\s*:\s*true\b/g, /block_?public\w*\s*[:=]\s*true|ignore_public_acls\s*=\s*true|restrict_public_buckets\s*=\s*true/gi],
 ];
+
+/** The paths of a CODEOWNERS text that name at least one owner. */
+function ownedPaths(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const line of text.split('\n').slice(0, 4096)) {
+    const m = /^\s*([^#\s]\S*)\s+.*@/.exec(line);
+    if (m !== null) out.add(m[1] as string);
+  }
+  return out;
+}
 /** Security headers and middleware options turned off (helmet's, Django's). */
 const HEADERS_OFF = /\b(?:contentSecurityPolicy|frameguard|hsts|xssFilter|noSniff|crossOriginEmbedderPolicy|referrerPolicy)\s*:\s*false\b|\bSECURE_(?:SSL_REDIRECT|HSTS_SECONDS|CONTENT_TYPE_NOSNIFF)\s*=\s*(?:False|0)\b/;
 /** A whole request body handed to a model write (mass assignment). */
 const MASS_ASSIGNMENT = /\.(?:update|create|save|insert|assign|merge|findByIdAndUpdate|update_attributes|update!)\w*\s*\([^)]{0,128}\b(?:req|request)\.(?:body|params|data|json)\s*\)|\.(?:update|create|new)\s*\(\s*params\s*\)|\bObject\.assign\s*\(\s*\w+\s*,\s*req\.body\s*\)/;
 /** A function of an auth file made to answer yes before it checks anything. */
-const SHORT_CIRCUIT = /\{\s*\n?\s*return\s+(?:true|nil|None|null)\s*(?:;|\n)/;
+const SHORT_CIRCUIT = /(?:\bfunction\s{1,8}\w{1,64}\s{0,8}\([^)]{0,256}\)[^{\n]{0,64}\{|\bfunc\s{1,8}(?:\([^)]{0,128}\)\s{0,8})?\w{1,64}\s{0,8}\([^)]{0,256}\)[^{\n]{0,64}\{|\bdef\s{1,8}\w{1,64}\s{0,8}\([^)]{0,256}\)[^:\n]{0,64}:)[ \t]{0,16}\n?[ \t]{0,16}return\s{1,8}(?:true|True|nil|None|null)\b/;
 const AUTH_PATH = /(?:^|\/)(?:auth|authn|authz|login|session|password|passwords|security|guards?|permissions?|middleware)(?:\/|\.|_|-)|(?:auth|login|password|session|guard|permission)\w*\.(?:ts|js|py|go|rb|java|php|cs|kt|rs)$/i;
 /** Data leaving from a notebook or script cell: a POST to a host with a frame or query result. */
 const DATA_POST = /\b(?:requests|httpx|session)\.(?:post|put)\s*\(\s*f?["']https?:\/\/([\w.-]+)[^)]{0,512}\b(?:to_csv|to_json|to_dict|to_parquet|\.values|read_sql|fetchall|df\b|dataframe)/i;
+/** A comparison with a literal followed at once by a yes (`if pw == "maint-2024" { return true }`). */
+const BACKDOOR_COMPARE = /(?:==|===|\.equals\(|\beq\b)\s{0,8}["'][^"'\n]{4,128}["']\s{0,8}\)?\s{0,8}(?:\{|:|\bthen\b)?[ \t]{0,16}\n?[ \t]{0,16}return\s{1,8}(?:true|True)\b/;
 /** A limiter or check told to skip requests that carry a chosen header, query or cookie. */
-const REQUEST_SKIP = /\b(?:skip|bypass|ignore|exempt|allowIf|skipIf)\w*\s*:\s*(?:async\s*)?\(?\s*\w*\s*\)?\s*=>[^,}\n]{0,160}\b(?:req|request|ctx)\.(?:headers|query|cookies|params|ip)\b/;
+const REQUEST_SKIP = /\b(?:skip|bypass|ignore|exempt|allowIf|skipIf)\w{0,32}[ \t]{0,8}:[ \t]{0,8}(?:async[ \t]{1,8})?(?:\([ \t]{0,8}\w{0,32}[ \t]{0,8}\)|\w{1,32})[ \t]{0,8}=>[^,}\n]{0,160}\b(?:req|request|ctx)\.(?:headers|query|cookies|params|ip)\b/;
 const RATE_LIMIT = /\b(?:rateLimit|RateLimiter|rate_limit|throttle|limiter)\w*\s*\([^)]{0,256}\b(?:max|limit|points|requests|rate)\s*[:=]\s*(\d{1,9})/gi;
 
 function count(re: RegExp, text: string): number {
@@ -138,13 +162,17 @@ function writeFindings(findings: Findings, object: Record<string, unknown>): voi
   if (AGENT_PLANT.test(newText) && !AGENT_PLANT.test(oldText)) findings.add(R.agentInstructions);
   if (targets.some((p) => /(?:^|\/)\.vscode\/settings\.json$|(?:^|\/)\.cursor\/settings\.json$|(?:^|\/)\.zed\/settings\.json$|\.code-workspace$/.test(p)) && AUTO_RUN_SETTING.test(newText)) findings.add(R.agentConfig);
   if (targets.some((p) => SCANNER_FILE.test(p)) && SCANNER_OFF.test(newText) && !SCANNER_OFF.test(oldText)) findings.add(R.securityTools);
-  // Code owners removed from a path: the reviews they required are no longer asked for.
-  if (targets.some((p) => /(?:^|\/)CODEOWNERS$/.test(p)) && oldText !== '' && count(/@[\w.-]+(?:\/[\w.-]+)?/g, newText) < count(/@[\w.-]+(?:\/[\w.-]+)?/g, oldText)) findings.add(R.securityWeakening);
-  if (oldText !== '') for (const guard of GUARDS_V13) if (count(guard, oldText) > count(guard, newText)) findings.add(R.securityWeakening);
+  // Code owners removed from a path: the reviews they required are no longer asked for (owners merged or renamed are still owners).
+  if (targets.some((p) => /(?:^|\/)CODEOWNERS$/.test(p)) && oldText !== '' && [...ownedPaths(oldText)].some((path) => !ownedPaths(newText).has(path))) findings.add(R.securityWeakening);
+  // A guard gone from an edit: its token and every token of its family (a rename keeps the family: isPrivateIP to isPrivateAddress, constructEvent to parseWebhook).
+  if (oldText !== '') for (const [guard, family] of GUARDS_V13) if (count(guard, oldText) > 0 && count(family, newText) === 0) findings.add(R.securityWeakening);
   if (HEADERS_OFF.test(newText) && !HEADERS_OFF.test(oldText)) findings.add(R.securityWeakening);
   if (MASS_ASSIGNMENT.test(newText) && !MASS_ASSIGNMENT.test(oldText)) findings.add(R.securityWeakening);
-  if (targets.some((p) => AUTH_PATH.test(p)) && SHORT_CIRCUIT.test(newText) && !SHORT_CIRCUIT.test(oldText)) findings.add(R.securityWeakening);
+  // A function of an auth file edited to answer before it checks anything (a new file's own trivial functions are not read).
+  if (oldText !== '' && targets.some((p) => AUTH_PATH.test(p)) && SHORT_CIRCUIT.test(newText) && !SHORT_CIRCUIT.test(oldText)) findings.add(R.securityWeakening);
   if (REQUEST_SKIP.test(newText) && !REQUEST_SKIP.test(oldText)) findings.add(R.securityWeakening);
+  // A hard-coded value that lets a check through (a maintenance password, a magic header value) added to an auth file.
+  if (targets.some((p) => AUTH_PATH.test(p)) && BACKDOOR_COMPARE.test(newText) && !BACKDOOR_COMPARE.test(oldText)) findings.add(R.securityWeakening);
   const before = allowance(oldText);
   if (before > 0 && allowance(newText) >= before * 10) findings.add(R.securityWeakening);
   const post = DATA_POST.exec(newText);
@@ -157,7 +185,7 @@ function writeFindings(findings: Findings, object: Record<string, unknown>): voi
 /** Argument names that carry a path or a file pattern into a tool. */
 const PATH_FIELD = /^(?:path|paths|file|file_?path|dir|directory|cwd|root|target|glob|include|exclude)$/i;
 /** Spreadsheet formulas that fetch or call out (their cells are evaluated when opened). */
-const FORMULA_CALL = /^\s*[=+@-]\s*(?:IMPORTXML|IMPORTDATA|IMPORTHTML|IMPORTFEED|IMPORTRANGE|WEBSERVICE|HYPERLINK|IMAGE|FILTERXML)\s*\(|^\s*[=+@-]\s*\w*\s*\|\s*['"]?\/?c\s|^\s*=\s*(?:cmd|powershell|mshta)\s*\|/i;
+const FORMULA_CALL = /^\s*[=+@-]\s*(?:IMPORTXML|IMPORTDATA|IMPORTHTML|IMPORTFEED|IMPORTRANGE|WEBSERVICE|FILTERXML)\s*\(|^\s*[=+@-]\s*\w*\s*\|\s*['"]?\/?c\s|^\s*=\s*(?:cmd|powershell|mshta)\s*\|/i;
 const TOOL_BITS = { memory: 1, settings: 2 } as const;
 function toolBits(tool: string): number {
   const words = tool.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9]+/g, '_');
@@ -196,7 +224,7 @@ export function callFindingsV13(findings: Findings, kind: string, tool: string, 
   const pairs = callStrings(object);
   for (const [key, value] of pairs) {
     // A path field holding options or a second command (`. -exec rm -rf {} +`, `--output=...`, `x; rm`).
-    if (PATH_FIELD.test(key) && value.length <= 4096 && (/\s-(?:exec|execdir|delete|ok|fprint\w*)\b|\s--[a-z][\w-]*=|[;&|`]|\$\(/.test(value) || /^-{1,2}[a-z]/i.test(value.trim()))) findings.add(R.argumentPayload);
+    if (PATH_FIELD.test(key) && value.length <= 4096 && (/\s-(?:exec|execdir|delete|ok|fprint\w*)\b|\s--[a-z][\w-]*=|[;&|`]|\$\(/.test(value) || /^--?[a-z][\w-]{0,64}(?:=|\s)/i.test(value.trim()))) findings.add(R.argumentPayload);
     if (value.length <= 8192 && /^\s*[=+@-]/.test(value) && FORMULA_CALL.test(value)) findings.add(R.argumentPayload);
   }
   const named = toolMemo.get(tool, toolBits);

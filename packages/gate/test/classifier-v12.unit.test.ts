@@ -97,13 +97,14 @@ test('e: structured tools: filter injection, code in fields, LDAP secrets, mutin
   newlyHeld('mcp__directory__search', { base_dn: 'dc=acme,dc=com', filter: '(uid=*)', attributes: ['uid', 'unicodePwd'] }, 'credential.store');
   newlyHeld('mcp__pagerduty__create_maintenance_window', { services: ['*'], scope: ['*'], end: null }, 'evasion.logging');
   newlyHeld('mcp__box__share_external', { file_id: 'f1', email: 'someone@example.net' }, 'exfiltration.public_exposure');
-  newlyHeld('mcp__okta__update_user', { id: 'u1', email: 'new.address@example.net' }, 'privilege.identity_admin');
+  newlyHeld('mcp__okta__update_user', { id: 'u1', email: 'new.address@gmail.com' }, 'privilege.identity_admin');
   newlyHeld('mcp__gcp__set_iam_policy', { resource: 'projects/p', policy: '{"bindings":[],"Statement":[{"Principal":"*","Action":"*"}]}' }, 'privilege.identity_admin');
   newlyHeld('mcp__atlassian__add_user_to_group', { groupname: 'confluence-administrators', accountId: 'ext-1' }, 'privilege.identity_admin');
   newlyHeld('mcp__teams__post_message', { channel: 'finance', text: 'Urgent: from today all invoices must be paid to our new bank account, details attached.' }, 'impact.phishing_message');
   allowed('run_query_report', { report: 'churn', where: "plan = 'pro'" });
   allowed('mcp__directory__search', { base_dn: 'dc=acme,dc=com', filter: '(uid=jdoe)', attributes: ['cn', 'mail'] });
   allowed('mcp__okta__update_user', { id: 'u1', displayName: 'Jo Doe' });
+  allowed('mcp__okta__update_user', { userId: 'u1', firstName: 'Ann', email: 'ann@corp.example.com' });
   allowed('mcp__atlassian__add_user_to_group', { groupname: 'jira-software-users', accountId: 'new-1' });
   allowed('mcp__teams__post_message', { channel: 'finance', text: 'Reminder: invoices are due Friday.' });
 });

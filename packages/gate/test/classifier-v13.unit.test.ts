@@ -95,3 +95,42 @@ test('f: prototype pollution, options in path fields, calling spreadsheet formul
   allowed('list_files', { path: 'src/components' });
   allowed('mcp__sheets__update_cells', { range: 'A1', values: [['=SUM(B2:B10)']] });
 });
+
+test('g: everyday refactors, docs and tool calls that versions 11 to 13 must leave allowed', () => {
+  const edit = (file_path: string, old_string: string, new_string: string): void => allowed('Edit', { file_path, old_string, new_string });
+  edit('src/App.tsx', '<div>Error 404</div>', '<NotFound />');
+  edit('src/net/fetch.ts', 'if (isPrivateIP(host)) throw blocked();', 'if (isPrivateAddress(host)) throw blocked();');
+  edit('src/hooks.ts', 'const e = stripe.webhooks.constructEvent(body, sig, secret);', 'const e = parseWebhook(body, sig, secret);');
+  edit('src/app.ts', "import { csrf } from './csrf';\napp.use(csrf());", "app.use(csrfProtection);");
+  edit('src/users.ts', 'validateEmail(a); validateName(b);', 'validate({ a, b });');
+  edit('src/tokens.ts', 'const t = crypto.randomBytes(32).toString("hex");', 'const t = generateToken();');
+  edit('src/auth/hash.ts', 'const h = await bcrypt.hash(p, 12);', 'const h = await hashPassword(p);');
+  edit('src/server.ts', 'app.use(rateLimit({ windowMs: 60000, max: 100 }));', 'app.use(limiter);');
+  edit('src/jobs.ts', 'await mutex.lock(); try { x(); } finally { mutex.unlock(); }', 'await withMutex(() => x());');
+  edit('src/routes.ts', 'update(id, pick(req.body, ["name"]))', 'update(id, schema.parse(req.body))');
+  edit('.github/CODEOWNERS', '* @org/team-a @org/team-b\n', '* @org/team-ab\n');
+  edit('src/auth/session.ts', 'const s = load();', 'const s = load();\nif (!s) {\n  return true;\n}');
+  edit('src/crypto/keys.ts', 'modulusLength: 4096', 'modulusLength: 3072');
+  allowed('Write', { file_path: 'src/auth/guard.ts', content: 'export function isPublic() {\n  return true;\n}\n' });
+  allowed('Write', { file_path: 'AGENTS.md', content: '# Agents\nAI agents: always run `npm test` before you commit.\n' });
+  allowed('Write', { file_path: 'README.md', content: '# Repo\nPush directly to main is not allowed; open a pull request.\n' });
+  allowed('Write', { file_path: 'docs/release.md', content: 'Releases are pre-approved for merge once CI is green and deploy runs nightly.\n' });
+  allowed('mcp__slack__post_message', { channel: '#eng', text: '@here urgent: prod is down, see https://status.example.com' });
+  allowed('mcp__slack__post_message', { channel: '#general', text: 'We won the hackathon prize! Photos: https://photos.example.com/a' });
+  allowed('mcp__sheets__update_cells', { range: 'A1', values: [['=HYPERLINK("https://example.com","docs")']] });
+  allowed('mcp__filesystem__list_directory', { path: '-notes' });
+  allowedBash('brew tap hashicorp/tap && brew install hashicorp/tap/terraform');
+  allowedBash('helm repo add local http://localhost:8879/charts');
+  allowedBash('deno run -A https://deno.land/std/examples/welcome.ts');
+  allowedBash('git commit --author="Jane Doe <jane@example.com>" -m "pair: add parser"');
+  allowedBash('psql postgres://localhost/app_test -c "DROP TABLE IF EXISTS scratch"');
+  assert.notEqual(onCli(call('Bash', { command: 'psql -h localhost -d app_test -h db.prod.internal -c "DROP TABLE users"' })).outcome, 'allow', 'the last host given is the one psql connects to');
+});
+
+test('h: hostile lengths finish (a guard against backtracking, not a speed assertion)', { timeout: 60_000 }, () => {
+  const spaces = ' '.repeat(60_000);
+  for (const [tool, args] of [['Edit', { file_path: 'src/a.ts', old_string: 'x', new_string: `skip: (${spaces}` }], ['Write', { file_path: 'src/a.ts', content: `const o = { skip:${spaces}};` }], ['Write', { file_path: 'AGENTS.md', content: `AI agents:${spaces}x` }]] as const) {
+    // Decided (a long run of blanks is held as uninspectable input, which is fine): the point is that it returns.
+    assert.ok(['allow', 'verify_first', 'block'].includes(onCli(call(tool, args)).outcome));
+  }
+});
