@@ -11,14 +11,22 @@ import { callStrings, cut } from './rules-v9.js';
  * in a row.
  */
 
-/** The first operands of a word list (its subcommands, at most four), lowercased. */
-function operands(words: readonly string[]): string[] {
+/** The first operands of a word list (its subcommands, at most four), lowercased (shared by the readings of versions 10 to 12). */
+export function operands(words: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < words.length && out.length < 4; i++) {
     const w = words[i] as string;
     if (!w.startsWith('-')) out.push(w.toLowerCase());
   }
   return out;
+}
+
+/** How many times a pattern (global) matches a text, up to 64 (shared by the readings of versions 11 to 13). */
+export function count(re: RegExp, text: string): number {
+  re.lastIndex = 0;
+  let n = 0;
+  while (n < 64 && re.exec(text) !== null) n += 1;
+  return n;
 }
 
 /** The numeric value of an option (`--count=20`, `--count 20`, `--count 5:10` gives its maximum). */

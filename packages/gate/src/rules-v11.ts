@@ -1,5 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
+import { count, operands } from './rules-v10.js';
 import { callStrings, cut } from './rules-v9.js';
 import { holdsSecret } from './secret-shapes.js';
 
@@ -10,16 +11,6 @@ import { holdsSecret } from './secret-shapes.js';
  * (64 KiB), every walk bounded (512 nodes, depth 8), and no pattern holds two
  * unbounded runs in a row.
  */
-
-/** The first operands of a word list (its subcommands, at most four), lowercased. */
-function operands(words: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < words.length && out.length < 4; i++) {
-    const w = words[i] as string;
-    if (!w.startsWith('-')) out.push(w.toLowerCase());
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------
 // Shell programs.
@@ -151,14 +142,6 @@ const LOGS_CREDENTIALS = /\b(?:log(?:ger)?|console|logging|winston|pino|bunyan)\
 /** A text without its line comments (`// ...`, `# ...`) and block comments. */
 function withoutComments(text: string): string {
   return text.replace(/\/\*[^]{0,4096}?\*\//g, ' ').replace(/(?:^|[ \t])(?:\/\/|#)[^\n]*/gm, ' ');
-}
-
-/** How many times a control's token appears (bounded). */
-function count(re: RegExp, text: string): number {
-  re.lastIndex = 0;
-  let n = 0;
-  while (n < 64 && re.exec(text) !== null) n += 1;
-  return n;
 }
 
 /** Code or configuration changed to weaken a security control: a control removed, a weak choice or interpolated SQL added, a bypass added. */

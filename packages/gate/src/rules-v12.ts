@@ -1,5 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
+import { count, operands } from './rules-v10.js';
 import { PathClass, pathFacts } from './path-model.js';
 import { touchPath } from './path-rules.js';
 import { SQL_INJECTION, callStrings, cut } from './rules-v9.js';
@@ -11,16 +12,6 @@ import { SQL_INJECTION, callStrings, cut } from './rules-v9.js';
  * read is cut (64 KiB), every walk bounded (512 nodes, depth 8), and no
  * pattern holds two unbounded runs in a row.
  */
-
-/** The first operands of a word list (its subcommands, at most four), lowercased. */
-function operands(words: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < words.length && out.length < 4; i++) {
-    const w = words[i] as string;
-    if (!w.startsWith('-')) out.push(w.toLowerCase());
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------
 // Statements.
@@ -167,14 +158,6 @@ function settings(re: RegExp, text: string): Map<string, boolean> {
   re.lastIndex = 0;
   for (let m = re.exec(text), n = 0; m !== null && n < 64; m = re.exec(text), n++) out.set(m[1] as string, (m[2] as string).toLowerCase() === 'true');
   return out;
-}
-
-/** How many times a guard appears (bounded). */
-function count(re: RegExp, text: string): number {
-  re.lastIndex = 0;
-  let n = 0;
-  while (n < 64 && re.exec(text) !== null) n += 1;
-  return n;
 }
 
 /** Code or configuration weakened in a way version 12 reads: strength lowered, a check turned off, an exemption turned on, a weak choice added, a guard removed. */

@@ -1,5 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
+import { count } from './rules-v10.js';
 import { callStrings, cut } from './rules-v9.js';
 
 /**
@@ -137,13 +138,6 @@ const BACKDOOR_COMPARE = /(?:==|===|\.equals\(|\beq\b)\s{0,8}["'][^"'\n]{4,128}[
 /** A limiter or check told to skip requests that carry a chosen header, query or cookie. */
 const REQUEST_SKIP = /\b(?:skip|bypass|ignore|exempt|allowIf|skipIf)\w{0,32}[ \t]{0,8}:[ \t]{0,8}(?:async[ \t]{1,8})?(?:\([ \t]{0,8}\w{0,32}[ \t]{0,8}\)|\w{1,32})[ \t]{0,8}=>[^,}\n]{0,160}\b(?:req|request|ctx)\.(?:headers|query|cookies|params|ip)\b/;
 const RATE_LIMIT = /\b(?:rateLimit|RateLimiter|rate_limit|throttle|limiter)\w*\s*\([^)]{0,256}\b(?:max|limit|points|requests|rate)\s*[:=]\s*(\d{1,9})/gi;
-
-function count(re: RegExp, text: string): number {
-  re.lastIndex = 0;
-  let n = 0;
-  while (n < 64 && re.exec(text) !== null) n += 1;
-  return n;
-}
 
 /** The largest rate-limit allowance a text sets (0 when none). */
 function allowance(text: string): number {

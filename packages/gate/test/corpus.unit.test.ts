@@ -247,70 +247,25 @@ describe('gate corpus', () => {
     assert.deepEqual(figures.map((f) => [f.mustNotAllow.notAllowed, f.benign.allowed]), [[138, 121], [148, 120], [157, 121], [160, 121], [165, 121], [174, 122], [183, 122], [185, 122]]);
   });
 
-  test('version 13 allows every benign control that version 12 allows, in every corpus, and holds every case version 12 holds', () => {
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json', 'corpus-heldout13.json']) {
-      const cases = load(name);
-      const v12 = scoreCorpus(cases, 12);
-      const v13 = scoreCorpus(cases, 13);
-      const missed12 = new Set(v12.misses.map((m) => m.id));
-      const missed13 = new Set(v13.misses.map((m) => m.id));
-      for (const miss of v13.misses) assert.ok(missed12.has(miss.id), `${name} ${miss.id}: version 13 misses what version 12 did not`);
-      for (const c of cases) if (c.expected === 'allow' && !missed12.has(c.id)) assert.ok(!missed13.has(c.id), `${name} ${c.id}: benign control newly held by version 13`);
-      assert.ok(v13.benign.allowed >= v12.benign.allowed && v13.mustNotAllow.notAllowed >= v12.mustNotAllow.notAllowed, name);
-    }
-  });
-
-  test('version 12 allows every benign control that version 11 allows, in every corpus, and holds every case version 11 holds', () => {
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json']) {
-      const cases = load(name);
-      const v11 = scoreCorpus(cases, 11);
-      const v12 = scoreCorpus(cases, 12);
-      const missed11 = new Set(v11.misses.map((m) => m.id));
-      const missed12 = new Set(v12.misses.map((m) => m.id));
-      for (const miss of v12.misses) assert.ok(missed11.has(miss.id), `${name} ${miss.id}: version 12 misses what version 11 did not`);
-      for (const c of cases) if (c.expected === 'allow' && !missed11.has(c.id)) assert.ok(!missed12.has(c.id), `${name} ${c.id}: benign control newly held by version 12`);
-      assert.ok(v12.benign.allowed >= v11.benign.allowed && v12.mustNotAllow.notAllowed >= v11.mustNotAllow.notAllowed, name);
-    }
-  });
-
-  test('version 11 allows every benign control that version 10 allows, in every corpus, and holds every case version 10 holds', () => {
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json']) {
-      const cases = load(name);
-      const v10 = scoreCorpus(cases, 10);
-      const v11 = scoreCorpus(cases, 11);
-      const missed10 = new Set(v10.misses.map((m) => m.id));
-      const missed11 = new Set(v11.misses.map((m) => m.id));
-      for (const miss of v11.misses) assert.ok(missed10.has(miss.id), `${name} ${miss.id}: version 11 misses what version 10 did not`);
-      for (const c of cases) if (c.expected === 'allow' && !missed10.has(c.id)) assert.ok(!missed11.has(c.id), `${name} ${c.id}: benign control newly held by version 11`);
-      assert.ok(v11.benign.allowed >= v10.benign.allowed && v11.mustNotAllow.notAllowed >= v10.mustNotAllow.notAllowed, name);
-    }
-  });
-
-  test('version 10 allows every benign control that version 9 allows, in every corpus, and holds every case version 9 holds', () => {
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json']) {
-      const cases = load(name);
-      const v9 = scoreCorpus(cases, 9);
-      const v10 = scoreCorpus(cases, 10);
-      const missed9 = new Set(v9.misses.map((m) => m.id));
-      const missed10 = new Set(v10.misses.map((m) => m.id));
-      for (const miss of v10.misses) assert.ok(missed9.has(miss.id), `${name} ${miss.id}: version 10 misses what version 9 did not`);
-      for (const c of cases) if (c.expected === 'allow' && !missed9.has(c.id)) assert.ok(!missed10.has(c.id), `${name} ${c.id}: benign control newly held by version 10`);
-      assert.ok(v10.benign.allowed >= v9.benign.allowed && v10.mustNotAllow.notAllowed >= v9.mustNotAllow.notAllowed, name);
-    }
-  });
-
-  test('version 9 allows every benign control that version 8 allows, in every corpus, and holds every case version 8 holds', () => {
-    for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json']) {
-      const cases = load(name);
-      const v8 = scoreCorpus(cases, 8);
-      const v9 = scoreCorpus(cases, 9);
-      const missed8 = new Set(v8.misses.map((m) => m.id));
-      const missed9 = new Set(v9.misses.map((m) => m.id));
-      for (const miss of v9.misses) assert.ok(missed8.has(miss.id), `${name} ${miss.id}: version 9 misses what version 8 did not`);
-      for (const c of cases) if (c.expected === 'allow' && !missed8.has(c.id)) assert.ok(!missed9.has(c.id), `${name} ${c.id}: benign control newly held by version 9`);
-      assert.ok(v9.benign.allowed >= v8.benign.allowed && v9.mustNotAllow.notAllowed >= v8.mustNotAllow.notAllowed, name);
-    }
-  });
+  const ALL_CORPORA = ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json', 'corpus-heldout8.json', 'corpus-heldout9.json', 'corpus-heldout10.json', 'corpus-heldout11.json', 'corpus-heldout12.json', 'corpus-heldout13.json'];
+  for (const later of [9, 10, 11, 12, 13] as const) {
+    const earlier = (later - 1) as 8 | 9 | 10 | 11 | 12;
+    // The corpora that existed when the later version was made, and its own training set (a later set may show a trade-off: version 10
+    // reads src/auth/password_reset.py as code, not a credential file, so on the twelfth set it no longer holds one edit version 9 held for that reason).
+    const corpora = ALL_CORPORA.filter((name) => Number(/\d+/.exec(name)?.[0] ?? 1) <= later);
+    test(`version ${later} allows every benign control that version ${earlier} allows, in the corpora up to its own, and holds every case version ${earlier} holds`, () => {
+      for (const name of corpora) {
+        const cases = load(name);
+        const before = scoreCorpus(cases, earlier);
+        const after = scoreCorpus(cases, later);
+        const missedBefore = new Set(before.misses.map((m) => m.id));
+        const missedAfter = new Set(after.misses.map((m) => m.id));
+        for (const miss of after.misses) assert.ok(missedBefore.has(miss.id), `${name} ${miss.id}: version ${later} misses what version ${earlier} did not`);
+        for (const c of cases) if (c.expected === 'allow' && !missedBefore.has(c.id)) assert.ok(!missedAfter.has(c.id), `${name} ${c.id}: benign control newly held by version ${later}`);
+        assert.ok(after.benign.allowed >= before.benign.allowed && after.mustNotAllow.notAllowed >= before.mustNotAllow.notAllowed, name);
+      }
+    });
+  }
 
   test('version 8 allows every benign control that version 7 allows, in every corpus, and holds every case version 7 holds', () => {
     for (const name of ['corpus.json', 'corpus-heldout.json', 'corpus-heldout2.json', 'corpus-heldout3.json', 'corpus-heldout4.json', 'corpus-heldout5.json', 'corpus-heldout6.json', 'corpus-heldout7.json']) {
