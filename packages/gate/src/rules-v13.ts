@@ -105,7 +105,7 @@ const AGENT_PLANT = new RegExp([
 /** Editor and agent settings that run tasks or tools without asking, or turn workspace trust off. */
 const AUTO_RUN_SETTING = /"chat\.tools\.autoApprove"\s*:\s*true|"(?:chat\.agent\.)?autoApprove\w*"\s*:\s*true|"task\.allowAutomaticTasks"\s*:\s*"on"|"security\.workspace\.trust\.enabled"\s*:\s*false|"github\.copilot\.chat\.agent\.autoApprove\w*"\s*:\s*true|"(?:dangerously)?[sS]kipPermissions?"\s*:\s*true/;
 /** Secret-scanning and security-tool configuration opened to every path or rule. */
-const SCANNER_OFF = /\bpaths\s*=\s*\[\s*'''\.\*'''\s*\]|\bpaths\s*=\s*\[\s*['"]\.\*['"]\s*\]|\bregexes\s*=\s*\[\s*'''\.\*'''\s*\]|^\s*(?:exclude|skip_paths?|ignore)\s*[:=]\s*\[?\s*['"]?(?:\.\*|\*\*\/\*|\*)['"]?\s*\]?\s*$/m;
+const SCANNER_OFF = /\bpaths\s*=\s*\[\s*'''\.\*'''\s*\]|\bpaths\s*=\s*\[\s*['"]\.\*['"]\s*\]|\bregexes\s*=\s*\[\s*'''\.\*'''\s*\]|^[ \t]{0,16}(?:exclude|skip_paths?|ignore)[ \t]{0,8}[:=][ \t]{0,8}\[?[ \t]{0,8}['"]?(?:\.\*|\*\*\/\*|\*)['"]?[ \t]{0,8}\]?[ \t]{0,8}$/m;
 const SCANNER_FILE = /(?:^|\/)(?:\.gitleaks\.toml|gitleaks\.toml|\.trufflehog\w*|\.secrets\.baseline|\.semgrepignore|\.bandit|\.snyk|\.trivyignore|\.checkov\.ya?ml|\.gitguardian\.ya?ml|\.talismanrc)$/i;
 /** Code guards version 13 reads in edits: webhook signature checks, private-address checks, field allow-lists, security headers, public-access blocks. */
 const GUARDS_V13: readonly (readonly [RegExp, RegExp])[] = [
