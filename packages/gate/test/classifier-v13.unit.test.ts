@@ -129,7 +129,15 @@ test('g: everyday refactors, docs and tool calls that versions 11 to 13 must lea
 
 test('h: hostile lengths finish (a guard against backtracking, not a speed assertion)', { timeout: 60_000 }, () => {
   const spaces = ' '.repeat(60_000);
-  for (const [tool, args] of [['Edit', { file_path: 'src/a.ts', old_string: 'x', new_string: `skip: (${spaces}` }], ['Write', { file_path: 'src/a.ts', content: `const o = { skip:${spaces}};` }], ['Write', { file_path: 'AGENTS.md', content: `AI agents:${spaces}x` }]] as const) {
+  const hostile = [
+    ['Edit', { file_path: 'src/a.ts', old_string: 'x', new_string: `skip: (${spaces}` }],
+    ['Write', { file_path: 'src/a.ts', content: `const o = { skip:${spaces}};` }],
+    ['Write', { file_path: 'AGENTS.md', content: `AI agents:${spaces}x` }],
+    ['Write', { file_path: 'src/auth/a.ts', content: `headers.get${spaces}"x"${spaces}y` }],
+    ['Write', { file_path: 'src/auth/a.ts', content: `algorithms:${spaces}x` }],
+    ['Write', { file_path: '.gitleaks.toml', content: `exclude =${spaces}x` }],
+  ] as const;
+  for (const [tool, args] of hostile) {
     // Decided (a long run of blanks is held as uninspectable input, which is fine): the point is that it returns.
     assert.ok(['allow', 'verify_first', 'block'].includes(onCli(call(tool, args)).outcome));
   }
