@@ -29,6 +29,22 @@ export function count(re: RegExp, text: string): number {
   return n;
 }
 
+/** What a write or edit tool's call names and changes: its target paths (`/` separators), the text it writes and the text it replaces (each cut). */
+export interface WrittenCall {
+  readonly targets: readonly string[];
+  readonly newText: string;
+  readonly oldText: string;
+}
+
+/** Reads a write or edit call's targets, new text and old text (MultiEdit's edits included; shared by the readings of versions 10 to 13). */
+export function writtenCall(object: Record<string, unknown>): WrittenCall {
+  const targets = [object.file_path, object.path, object.filename, object.notebook_path, object.target_file].filter((p): p is string => typeof p === 'string').map((p) => p.replace(/\\/g, '/'));
+  const edits = Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null) : [];
+  const newText = cut([object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...edits.map((e) => e.new_string)].filter((v): v is string => typeof v === 'string').join('\n'));
+  const oldText = cut([object.old_string, object.old_str, ...edits.map((e) => e.old_string)].filter((v): v is string => typeof v === 'string').join('\n'));
+  return { targets, newText, oldText };
+}
+
 /** The numeric value of an option (`--count=20`, `--count 20`, `--count 5:10` gives its maximum). */
 function optionNumber(words: readonly string[], names: readonly string[]): number {
   for (let i = 0; i < words.length && i < 256; i++) {
@@ -325,9 +341,7 @@ const DNS_TYPE = /^(?:a|aaaa|cname|mx|ns|txt|srv|caa|alias|ptr)$/i;
 export function callFindingsV10(findings: Findings, kind: string, words: string, tool: string, object: Record<string, unknown>): void {
   const writes = kind === 'write' || kind === 'edit' || kind === 'notebook';
   if (writes) {
-    const targets = [object.file_path, object.path, object.filename, object.notebook_path, object.target_file].filter((p): p is string => typeof p === 'string').map((p) => p.replace(/\\/g, '/'));
-    const newText = cut([object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...(Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? (e as Record<string, unknown>).new_string : undefined)) : [])].filter((v): v is string => typeof v === 'string').join('\n'));
-    const oldText = cut([object.old_string, object.old_str].filter((v): v is string => typeof v === 'string').join('\n'));
+    const { targets, newText, oldText } = writtenCall(object);
     // Code that runs what a request carries: a web shell or an RCE endpoint added to the application.
     if (webShell(newText) && !webShell(oldText)) findings.add(R.webShell);
     // A workflow newly triggered by events outsiders start, with the repository's secrets.

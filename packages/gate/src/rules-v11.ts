@@ -1,6 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
-import { count, operands } from './rules-v10.js';
+import { count, operands, writtenCall } from './rules-v10.js';
 import { callStrings, cut } from './rules-v9.js';
 import { holdsSecret } from './secret-shapes.js';
 
@@ -274,11 +274,8 @@ export function callFindingsV11(findings: Findings, kind: string, tool: string, 
 
 /** A file tool's write or edit: weakened controls, leaks, agent instructions that hide or inject, package caches trusted without signatures. */
 function writeFindings(findings: Findings, object: Record<string, unknown>): void {
-  const targets = [object.file_path, object.path, object.filename, object.notebook_path, object.target_file].filter((p): p is string => typeof p === 'string').map((p) => p.replace(/\\/g, '/'));
+  const { targets, newText, oldText } = writtenCall(object);
   if (targets.length === 0) return;
-  const edits = Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null) : [];
-  const newText = cut([object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...edits.map((e) => e.new_string)].filter((v): v is string => typeof v === 'string').join('\n'));
-  const oldText = cut([object.old_string, object.old_str, ...edits.map((e) => e.old_string)].filter((v): v is string => typeof v === 'string').join('\n'));
   if (targets.some((p) => CODE_FILE.test(p))) {
     if (weakens(oldText, newText, targets.some((p) => /(?:^|[/._-])prod(?:uction)?(?:[/._-]|$)/i.test(p)))) findings.add(R.securityWeakening);
     if (leaks(oldText, newText)) findings.add(R.codeLeak);

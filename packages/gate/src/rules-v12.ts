@@ -1,6 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
-import { count, operands } from './rules-v10.js';
+import { count, operands, writtenCall } from './rules-v10.js';
 import { PathClass, pathFacts } from './path-model.js';
 import { touchPath } from './path-rules.js';
 import { SQL_INJECTION, callStrings, cut } from './rules-v9.js';
@@ -187,11 +187,8 @@ const CODE_FILE = /\.(?:ts|tsx|js|jsx|mjs|cjs|py|rb|go|java|kt|kts|rs|cs|php|swi
 
 /** A file tool's write or edit for version 12. */
 function writeFindings(findings: Findings, object: Record<string, unknown>): void {
-  const targets = [object.file_path, object.path, object.filename, object.notebook_path, object.target_file].filter((p): p is string => typeof p === 'string').map((p) => p.replace(/\\/g, '/'));
+  const { targets, newText, oldText } = writtenCall(object);
   if (targets.length === 0) return;
-  const edits = Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null) : [];
-  const newText = cut([object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...edits.map((e) => e.new_string)].filter((v): v is string => typeof v === 'string').join('\n'));
-  const oldText = cut([object.old_string, object.old_str, ...edits.map((e) => e.old_string)].filter((v): v is string => typeof v === 'string').join('\n'));
   if (targets.some((p) => CODE_FILE.test(p)) && weakensV12(oldText, newText)) findings.add(R.securityWeakening);
   if (oldText !== '' && targets.some((p) => SECURITY_TEST.test(p)) && SKIP_MARKER.test(newText) && !SKIP_MARKER.test(oldText)) findings.add(R.securityWeakening);
   if (ENVIRONMENT_READ.test(newText) && NETWORK_SEND_V12.test(newText) && !(ENVIRONMENT_READ.test(oldText) && NETWORK_SEND_V12.test(oldText))) findings.add(R.codeLeak);

@@ -1,6 +1,6 @@
 import { BoundedCache } from './bounded-cache.js';
 import { R, type Findings } from './findings.js';
-import { count } from './rules-v10.js';
+import { count, writtenCall } from './rules-v10.js';
 import { callStrings, cut } from './rules-v9.js';
 
 /**
@@ -149,10 +149,7 @@ function allowance(text: string): number {
 
 /** A file tool's write or edit for version 13. */
 function writeFindings(findings: Findings, object: Record<string, unknown>): void {
-  const targets = [object.file_path, object.path, object.filename, object.notebook_path, object.target_file].filter((p): p is string => typeof p === 'string').map((p) => p.replace(/\\/g, '/'));
-  const edits = Array.isArray(object.edits) ? (object.edits as unknown[]).slice(0, 64).filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null) : [];
-  const newText = cut([object.content, object.new_string, object.new_str, object.file_text, object.new_source, object.source, object.code, object.text, ...edits.map((e) => e.new_string)].filter((v): v is string => typeof v === 'string').join('\n'));
-  const oldText = cut([object.old_string, object.old_str, ...edits.map((e) => e.old_string)].filter((v): v is string => typeof v === 'string').join('\n'));
+  const { targets, newText, oldText } = writtenCall(object);
   if (AGENT_PLANT.test(newText) && !AGENT_PLANT.test(oldText)) findings.add(R.agentInstructions);
   if (targets.some((p) => /(?:^|\/)\.vscode\/settings\.json$|(?:^|\/)\.cursor\/settings\.json$|(?:^|\/)\.zed\/settings\.json$|\.code-workspace$/.test(p)) && AUTO_RUN_SETTING.test(newText)) findings.add(R.agentConfig);
   if (targets.some((p) => SCANNER_FILE.test(p)) && SCANNER_OFF.test(newText) && !SCANNER_OFF.test(oldText)) findings.add(R.securityTools);
