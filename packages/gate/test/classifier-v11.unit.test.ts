@@ -8,27 +8,14 @@ import assert from 'node:assert/strict';
 import { COMMAND_RULES, LATEST_RULES_VERSION, RULES_VERSIONS } from '../src/index.js';
 import { call, versionChecks } from './version-checks.js';
 
-const { onCli } = versionChecks(11, 10);
+const { onCli, assertHeld, assertAllowed } = versionChecks(11, 10);
 
 /** Held under 11 with `rule` among its reasons; version 10 (frozen) allowed it. */
-function held(tool: string, args: Record<string, unknown>, rule: string): void {
-  const d = onCli(call(tool, args));
-  assert.notEqual(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}`);
-  assert.ok(d.reasons.includes(rule), `${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
-  assert.equal(onCli(call(tool, args), 10).outcome, 'allow', `${JSON.stringify(args)} (version 10 frozen allowed it)`);
-}
+const held = (tool: string, args: Record<string, unknown>, rule: string): void => assertHeld(tool, args, rule, true);
 const bash = (command: string, rule: string): void => held('Bash', { command }, rule);
 /** Held under 11 with `rule` among its reasons (version 10 may have held it already, by another reading, without naming the rule). */
-function heldWith(tool: string, args: Record<string, unknown>, rule: string): void {
-  const d = onCli(call(tool, args));
-  assert.notEqual(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}`);
-  assert.ok(d.reasons.includes(rule), `${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
-  assert.ok(!onCli(call(tool, args), 10).reasons.includes(rule), `${JSON.stringify(args)}: version 10 (frozen) does not name ${rule}`);
-}
-function allowed(tool: string, args: Record<string, unknown>): void {
-  const d = onCli(call(tool, args));
-  assert.equal(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
-}
+const heldWith = (tool: string, args: Record<string, unknown>, rule: string): void => assertHeld(tool, args, rule, false);
+const allowed = assertAllowed;
 const allowedBash = (command: string): void => allowed('Bash', { command });
 
 test("version 11 was the latest when made, and its rules come after version 10's in COMMAND_RULES (none blocks: they go to a human)", () => {

@@ -8,25 +8,14 @@ import assert from 'node:assert/strict';
 import { COMMAND_RULES, LATEST_RULES_VERSION, RULES_VERSIONS } from '../src/index.js';
 import { call, versionChecks } from './version-checks.js';
 
-const { onCli } = versionChecks(12, 11);
+const { onCli, assertHeld, assertAllowed } = versionChecks(12, 11);
 
 /** Held under 12 with `rule` among its reasons; version 11 (frozen) did not name the rule (it may have held the call for another reason). */
-function held(tool: string, args: Record<string, unknown>, rule: string): void {
-  const d = onCli(call(tool, args));
-  assert.notEqual(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}`);
-  assert.ok(d.reasons.includes(rule), `${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
-  assert.ok(!onCli(call(tool, args), 11).reasons.includes(rule), `${JSON.stringify(args)}: version 11 (frozen) does not name ${rule}`);
-}
+const held = (tool: string, args: Record<string, unknown>, rule: string): void => assertHeld(tool, args, rule, false);
 /** Held under 12 and allowed by version 11 (frozen). */
-function newlyHeld(tool: string, args: Record<string, unknown>, rule: string): void {
-  held(tool, args, rule);
-  assert.equal(onCli(call(tool, args), 11).outcome, 'allow', `${JSON.stringify(args)} (version 11 frozen allowed it)`);
-}
+const newlyHeld = (tool: string, args: Record<string, unknown>, rule: string): void => assertHeld(tool, args, rule, true);
 const bash = (command: string, rule: string): void => newlyHeld('Bash', { command }, rule);
-function allowed(tool: string, args: Record<string, unknown>): void {
-  const d = onCli(call(tool, args));
-  assert.equal(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
-}
+const allowed = assertAllowed;
 const allowedBash = (command: string): void => allowed('Bash', { command });
 
 test("version 12 was the latest when made, and its rule comes after version 11's in COMMAND_RULES (it does not block)", () => {

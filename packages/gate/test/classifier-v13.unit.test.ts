@@ -8,20 +8,12 @@ import assert from 'node:assert/strict';
 import { COMMAND_RULES, LATEST_RULES_VERSION, RULES_VERSIONS } from '../src/index.js';
 import { call, versionChecks } from './version-checks.js';
 
-const { onCli } = versionChecks(13, 12);
+const { onCli, assertHeld, assertAllowed } = versionChecks(13, 12);
 
 /** Held under 13 with `rule` among its reasons; version 12 (frozen) did not name the rule. */
-function held(tool: string, args: Record<string, unknown>, rule: string): void {
-  const d = onCli(call(tool, args));
-  assert.notEqual(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}`);
-  assert.ok(d.reasons.includes(rule), `${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
-  assert.ok(!onCli(call(tool, args), 12).reasons.includes(rule), `${JSON.stringify(args)}: version 12 (frozen) does not name ${rule}`);
-}
+const held = (tool: string, args: Record<string, unknown>, rule: string): void => assertHeld(tool, args, rule, false);
 const bash = (command: string, rule: string): void => held('Bash', { command }, rule);
-function allowed(tool: string, args: Record<string, unknown>): void {
-  const d = onCli(call(tool, args));
-  assert.equal(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
-}
+const allowed = assertAllowed;
 const allowedBash = (command: string): void => allowed('Bash', { command });
 
 test('version 13 is the latest and adds no rule to COMMAND_RULES (its classes report existing rules)', () => {

@@ -52,8 +52,25 @@ export function versionChecks(version: RulesVersion, previous: RulesVersion) {
   };
 
   const bash = (command: string): Proposal => call('Bash', { command });
+
+  /** Asserts `tool` with `args` is held under `version` with `rule` among its reasons and `previous` (frozen) does not name the rule; with `newly`, that `previous` allowed it. */
+  const assertHeld = (tool: string, args: Record<string, unknown>, rule: string, newly: boolean): void => {
+    const d = onCli(call(tool, args));
+    assert.notEqual(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}`);
+    assert.ok(d.reasons.includes(rule), `${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
+    const before = onCli(call(tool, args), previous);
+    assert.ok(!before.reasons.includes(rule), `${JSON.stringify(args)}: version ${previous} (frozen) does not name ${rule}`);
+    if (newly) assert.equal(before.outcome, 'allow', `${JSON.stringify(args)} (version ${previous} frozen allowed it)`);
+  };
+  /** Asserts `tool` with `args` is allowed under `version`. */
+  const assertAllowed = (tool: string, args: Record<string, unknown>): void => {
+    const d = onCli(call(tool, args));
+    assert.equal(d.outcome, 'allow', `${tool} ${JSON.stringify(args)}: ${d.reasons.join(' ')}`);
+  };
   return {
     onCli,
+    assertHeld,
+    assertAllowed,
     newlyHeldCalls,
     heldWith,
     allowedCalls,
